@@ -1,0 +1,7 @@
+"""`python -m bufferlint`."""
+
+import sys
+
+from bufferlint.cli import main
+
+sys.exit(main())

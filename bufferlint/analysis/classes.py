@@ -1,0 +1,306 @@
+"""Per-class facts about nn.Module subclasses: what each attribute is bound to, and where."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from bufferlint.analysis import torch_api
+from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
+from bufferlint.analysis.tensors import Scope, TensorInference, is_none, track_locals
+
+
+class ValueKind(enum.Enum):
+    TENSOR = "tensor"
+    NONE = "None"
+    PARAMETER = "nn.Parameter"
+    BUFFER = "nn.Buffer"
+    MODULE = "module"
+    OTHER = "other"
+
+
+@dataclass
+class AttrAssignment:
+    """`self.<attr> = <value>` (or annotated / augmented) somewhere in a method of the class."""
+
+    attr: str
+    site: StatementSite
+    target: cst.Attribute
+    value: Optional[cst.BaseExpression]
+    method: cst.FunctionDef
+    kind: ValueKind = ValueKind.OTHER
+    augmented: bool = False
+    before_super_init: bool = False
+    scope: Scope = field(default_factory=Scope)
+
+    @property
+    def statement(self) -> cst.BaseSmallStatement:
+        return self.site.small
+
+    @property
+    def in_init(self) -> bool:
+        return self.method.name.value == "__init__"
+
+
+@dataclass
+class RegisterBufferCall:
+    call: cst.Call
+    name: Optional[str]  # None when the name is not a string literal
+    site: StatementSite
+    method: cst.FunctionDef
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    base_names: list[str]
+    is_module: bool = False
+    is_script_module: bool = False
+    is_layer_subclass: bool = False
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    properties: set[str] = field(default_factory=set)
+    class_attrs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    assignments: list[AttrAssignment] = field(default_factory=list)
+    register_buffer_calls: list[RegisterBufferCall] = field(default_factory=list)
+    registered_parameters: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)
+    super_init_index: Optional[int] = None
+    super_init_line: Optional[cst.BaseStatement] = None
+    bases_info: list["ClassInfo"] = field(default_factory=list)
+
+    @property
+    def init(self) -> Optional[cst.FunctionDef]:
+        return self.methods.get("__init__")
+
+    @property
+    def registered_buffers(self) -> set[str]:
+        names = {c.name for c in self.register_buffer_calls if c.name is not None}
+        return names | {a.attr for a in self.assignments if a.kind is ValueKind.BUFFER}
+
+    @property
+    def parameters(self) -> set[str]:
+        return self.registered_parameters | {a.attr for a in self.assignments if a.kind is ValueKind.PARAMETER}
+
+    @property
+    def submodules(self) -> set[str]:
+        return {a.attr for a in self.assignments if a.kind is ValueKind.MODULE}
+
+    def assignments_to(self, attr: str) -> list[AttrAssignment]:
+        return [a for a in self.assignments if a.attr == attr]
+
+    def ancestors(self) -> Iterator["ClassInfo"]:
+        """Same-file base classes, nearest first."""
+        seen: set[int] = set()
+        stack = list(self.bases_info)
+        while stack:
+            info = stack.pop(0)
+            if id(info) in seen:
+                continue
+            seen.add(id(info))
+            yield info
+            stack.extend(info.bases_info)
+
+    def defines_register_buffer(self) -> bool:
+        return any("register_buffer" in c.methods for c in (self, *self.ancestors()))
+
+    def bound_names(self) -> set[str]:
+        """Names bound in the class body itself (class attributes, methods, properties)."""
+        return set(self.class_attrs) | set(self.methods) | self.properties
+
+
+_SUPER_INIT = m.Call(
+    func=m.Attribute(
+        value=m.Call(func=m.Name("super")) | m.Name() | m.Attribute(),
+        attr=m.Name("__init__"),
+    )
+)
+
+
+class ClassCollector:
+    """Fills a ClassInfo from the class body, using the shared tensor inference."""
+
+    def __init__(self, inference: TensorInference, is_module_call: "ModuleCallTest") -> None:
+        self.inference = inference
+        self.is_module_call = is_module_call
+
+    def collect_body(self, info: ClassInfo) -> None:
+        for stmt in info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ():
+            if isinstance(stmt, cst.FunctionDef):
+                self._add_method(info, stmt)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                self._add_class_level(info, stmt)
+
+    def _add_method(self, info: ClassInfo, func: cst.FunctionDef) -> None:
+        decorators = {_decorator_name(d) for d in func.decorators}
+        if "property" in decorators or any(d.endswith((".setter", ".getter", ".deleter")) for d in decorators):
+            info.properties.add(func.name.value)
+        if "cached_property" in decorators or "functools.cached_property" in decorators:
+            info.properties.add(func.name.value)
+        info.methods.setdefault(func.name.value, func)
+
+    def _add_class_level(self, info: ClassInfo, line: cst.SimpleStatementLine) -> None:
+        for small in line.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        info.class_attrs.setdefault(target.target.value, []).append(small.value)
+            elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                info.class_attrs.setdefault(small.target.value, []).append(small.value)
+
+    def collect_methods(self, info: ClassInfo, tensor_attrs: frozenset[str], tensor_methods: frozenset[str]) -> None:
+        """Scan every method body; `tensor_attrs` come from an earlier pass over the class."""
+        info.assignments.clear()
+        info.register_buffer_calls.clear()
+        info.registered_parameters.clear()
+        info.deleted.clear()
+        for func in _all_methods(info.node):
+            self._scan_method(info, func, tensor_attrs, tensor_methods)
+
+    def _scan_method(
+        self, info: ClassInfo, func: cst.FunctionDef, tensor_attrs: frozenset[str], tensor_methods: frozenset[str]
+    ) -> None:
+        scope = Scope(self_name(func), tensor_params(func, self.inference), tensor_attrs, tensor_methods)
+        if scope.self_name is None:
+            return
+        is_init = func.name.value == "__init__"
+        if is_init:
+            info.super_init_index, info.super_init_line = _super_init_position(func)
+        for site in iter_sites(func):
+            self._scan_site(info, func, site, scope, is_init)
+
+    def _scan_site(self, info: ClassInfo, func: cst.FunctionDef, site: StatementSite, scope: Scope, is_init: bool) -> None:
+        small = site.small
+        before_super = is_init and (info.super_init_index is None or site.top_index < info.super_init_index)
+        for target, value, augmented in _assignment_parts(small):
+            attr = self.inference.is_self_attr(target, scope)
+            if attr is not None and isinstance(target, cst.Attribute):
+                assignment = AttrAssignment(attr, site, target, value, func, augmented=augmented,
+                                            before_super_init=before_super, scope=scope.child())
+                assignment.kind = self.classify(value, scope) if value is not None else ValueKind.OTHER
+                info.assignments.append(assignment)
+        track_locals(small, scope, self.inference)
+        if isinstance(small, cst.Del):
+            for name in _deleted_attrs(small.target, scope, self.inference):
+                info.deleted.add(name)
+        for call in _calls_on_self(small, scope, ("register_buffer", "register_parameter")):
+            name = _literal_string(call.args[0].value) if call.args else None
+            method = call.func.attr.value  # type: ignore[union-attr]
+            if method == "register_buffer":
+                info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func))
+            elif name is not None:
+                info.registered_parameters.add(name)
+
+    def classify(self, value: cst.BaseExpression, scope: Scope) -> ValueKind:
+        if is_none(value):
+            return ValueKind.NONE
+        if isinstance(value, cst.Call):
+            qualified = self.inference.qualify(value.func)
+            if qualified in torch_api.PARAMETER_CLASSES:
+                return ValueKind.PARAMETER
+            if qualified in torch_api.BUFFER_CLASSES:
+                return ValueKind.BUFFER
+            if self.is_module_call(value):
+                return ValueKind.MODULE
+        if self.inference.is_tensor(value, scope):
+            return ValueKind.TENSOR
+        return ValueKind.OTHER
+
+
+class ModuleCallTest:
+    """Callable protocol: does this call construct an nn.Module?"""
+
+    def __call__(self, call: cst.Call) -> bool:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+
+def _all_methods(node: cst.ClassDef) -> Iterator[cst.FunctionDef]:
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            yield stmt
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    from bufferlint.analysis.names import dotted_name
+
+    node = decorator.decorator
+    if isinstance(node, cst.Call):
+        node = node.func
+    return dotted_name(node) or ""
+
+
+def tensor_params(func: cst.FunctionDef, inference: TensorInference) -> set[str]:
+    """Parameters annotated `torch.Tensor`, `Tensor` or `Optional[Tensor]`."""
+    names: set[str] = set()
+    params = func.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.annotation is not None and _is_tensor_annotation(param.annotation.annotation, inference):
+            names.add(param.name.value)
+    return names
+
+
+def _is_tensor_annotation(node: cst.BaseExpression, inference: TensorInference) -> bool:
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        element = node.slice[0].slice
+        if isinstance(element, cst.Index) and inference.qualify(node.value) in ("typing.Optional", None):
+            return _is_tensor_annotation(element.value, inference)
+        return False
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        sides = (node.left, node.right)
+        return any(_is_tensor_annotation(s, inference) for s in sides) and all(
+            is_none(s) or _is_tensor_annotation(s, inference) for s in sides
+        )
+    if isinstance(node, cst.SimpleString):
+        inner = node.evaluated_value
+        return isinstance(inner, str) and inner in ("torch.Tensor", "Tensor")
+    return inference.qualify(node) in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor")
+
+
+def _assignment_parts(
+    small: cst.BaseSmallStatement,
+) -> Iterator[tuple[cst.BaseExpression, Optional[cst.BaseExpression], bool]]:
+    if isinstance(small, cst.Assign):
+        for target in small.targets:
+            yield target.target, small.value, False
+    elif isinstance(small, cst.AnnAssign):
+        yield small.target, small.value, False
+    elif isinstance(small, cst.AugAssign):
+        yield small.target, small.value, True
+
+
+def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorInference) -> Iterator[str]:
+    elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+    for node in [e.value for e in elements] or [target]:
+        attr = inference.is_self_attr(node, scope)
+        if attr is not None:
+            yield attr
+
+
+def _calls_on_self(small: cst.CSTNode, scope: Scope, methods: tuple[str, ...]) -> Iterator[cst.Call]:
+    if scope.self_name is None:
+        return
+    pattern = m.Call(func=m.Attribute(value=m.Name(scope.self_name), attr=m.OneOf(*(m.Name(n) for n in methods))))
+    for call in m.findall(small, pattern):
+        assert isinstance(call, cst.Call)
+        yield call
+
+
+def _literal_string(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _super_init_position(func: cst.FunctionDef) -> tuple[Optional[int], Optional[cst.BaseStatement]]:
+    """Index of the top-level statement of `__init__` that calls the base class's `__init__`."""
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+    for index, stmt in enumerate(body):
+        if m.findall(stmt, _SUPER_INIT):
+            return index, stmt
+    return None, None

@@ -1,0 +1,70 @@
+"""Everything bufferlint knows about one parsed file, computed once and shared by all rules."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Iterable, Optional
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from bufferlint.analysis.classes import ClassCollector, ClassInfo, ValueKind
+from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.modules import ModuleClassResolver, class_infos
+from bufferlint.analysis.names import ImportMap
+from bufferlint.analysis.returns import ReturnTypes, module_functions
+from bufferlint.analysis.tensors import Scope, TensorInference
+
+
+class FileAnalysis:
+    """The parsed module, its imports, and the facts about each nn.Module subclass in it."""
+
+    def __init__(self, module: cst.Module, filename: str, extra_bases: Iterable[str] = ()) -> None:
+        self.module = module
+        self.filename = filename
+        self.imports = ImportMap.from_module(module)
+        self._helpers = ReturnTypes(module_functions(module))
+        self.inference = TensorInference(self.imports, self._helper_returns_tensor)
+        self.resolver = ModuleClassResolver(self.imports, extra_bases)
+        self.classes: list[ClassInfo] = class_infos(module)
+        self.resolver.resolve(self.classes)
+        collector = ClassCollector(self.inference, self.resolver.is_module_call)
+        for info in self.module_classes:
+            self._collect(info, collector)
+
+    @property
+    def module_classes(self) -> list[ClassInfo]:
+        return [info for info in self.classes if info.is_module]
+
+    def _helper_returns_tensor(self, name: str) -> bool:
+        return self._helpers.returns_tensor(name, self.inference, lambda func: Scope())
+
+    def _collect(self, info: ClassInfo, collector: ClassCollector) -> None:
+        collector.collect_body(info)
+        # Two passes: the first learns which attributes hold tensors, the second uses that to
+        # classify values such as `self.pe[:, :n]` or `self.mask.float()`.
+        collector.collect_methods(info, frozenset(), frozenset())
+        methods = ReturnTypes(info.methods)
+        tensor_attrs = frozenset(
+            {a.attr for a in info.assignments if a.kind in (ValueKind.TENSOR, ValueKind.PARAMETER, ValueKind.BUFFER)}
+            | info.registered_buffers
+            | info.registered_parameters
+        )
+
+        def scope_for(func: cst.FunctionDef) -> Scope:
+            return Scope(self_name(func), set(), tensor_attrs, frozenset())
+
+        tensor_methods = frozenset(
+            name for name in info.methods if methods.returns_tensor(name, self.inference, scope_for)
+        )
+        collector.collect_methods(info, tensor_attrs, tensor_methods)
+
+    @cached_property
+    def _positions(self) -> "dict[cst.CSTNode, CodeRange]":
+        # Only computed when a finding needs a position: most files have none, and positions
+        # cost a second walk of the whole tree.
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        return dict(wrapper.resolve(PositionProvider))
+
+    def position(self, node: cst.CSTNode) -> Optional[CodeRange]:
+        return self._positions.get(node)

@@ -1,0 +1,85 @@
+"""Statement order inside a function body, without descending into nested scopes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional, Sequence
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class StatementSite:
+    """A simple statement, the line holding it, and the top-level statement of the body it sits in."""
+
+    small: cst.BaseSmallStatement
+    line: cst.SimpleStatementLine
+    top_index: int
+    top: cst.BaseStatement
+    nested: bool  # inside an if/for/while/with/try rather than directly in the body
+
+
+def body_statements(node: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    if isinstance(node, cst.IndentedBlock):
+        return node.body
+    if isinstance(node, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=node.body)]
+    return []
+
+
+def iter_sites(function: cst.FunctionDef) -> Iterator[StatementSite]:
+    """Every simple statement of `function` in source order (nested defs and classes skipped)."""
+    suite = function.body
+    if isinstance(suite, cst.SimpleStatementSuite):
+        line = cst.SimpleStatementLine(body=suite.body)
+        for small in suite.body:
+            yield StatementSite(small, line, 0, line, False)
+        return
+    for index, top in enumerate(suite.body):
+        yield from _walk(top, index, top, nested=False)
+
+
+def _walk(stmt: cst.BaseStatement, index: int, top: cst.BaseStatement, nested: bool) -> Iterator[StatementSite]:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            yield StatementSite(small, stmt, index, top, nested)
+        return
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in _child_suites(stmt):
+        for inner in body_statements(child):
+            yield from _walk(inner, index, top, nested=True)
+
+
+def _child_suites(stmt: cst.BaseStatement) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement, in source order."""
+    for attr in ("body", "orelse", "finalbody"):
+        child: Optional[cst.CSTNode] = getattr(stmt, attr, None)
+        if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            yield child
+        elif isinstance(child, (cst.Else, cst.Finally)):
+            yield child.body
+        elif isinstance(child, cst.If):  # elif chain
+            yield from _child_suites_of_if(child)
+    for handler in getattr(stmt, "handlers", ()):
+        yield handler.body
+    for case in getattr(stmt, "cases", ()):
+        yield case.body
+
+
+def _child_suites_of_if(node: cst.If) -> Iterator[cst.BaseSuite]:
+    yield node.body
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        yield from _child_suites_of_if(orelse)
+    elif isinstance(orelse, cst.Else):
+        yield orelse.body
+
+
+def self_name(function: cst.FunctionDef) -> Optional[str]:
+    """The name of the instance parameter, or None for static and class methods."""
+    for decorator in function.decorators:
+        if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in ("staticmethod", "classmethod"):
+            return None
+    params = function.params.posonly_params or function.params.params
+    return params[0].name.value if params else None

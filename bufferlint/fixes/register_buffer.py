@@ -1,0 +1,52 @@
+"""Build `self.register_buffer(...)` statements and choose where a new buffer gets registered."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.model import Applicability, Edit, Fix, Insert, Replace
+
+
+def register_call(self_name: str, attr: str, value: cst.BaseExpression, persistent: bool = False) -> cst.Call:
+    """`self.register_buffer("attr", value, persistent=False)`, keeping `value`'s own formatting."""
+    suffix = "" if persistent else ", persistent=False"
+    call = cst.ensure_type(cst.parse_expression(f'{self_name}.register_buffer("{attr}", __value__{suffix})'), cst.Call)
+    args = list(call.args)
+    args[1] = args[1].with_changes(value=value)
+    return call.with_changes(args=args)
+
+
+def as_register_statement(assignment: AttrAssignment, value: cst.BaseExpression, persistent: bool = False) -> cst.Expr:
+    """The assignment's small statement, rewritten as a register_buffer call (semicolon kept)."""
+    self_name = assignment.scope.self_name or "self"
+    call = register_call(self_name, assignment.attr, value, persistent)
+    return cst.Expr(value=call, semicolon=assignment.statement.semicolon)  # type: ignore[attr-defined]
+
+
+def registration_edit(info: ClassInfo, attr: str, defining: AttrAssignment) -> Optional[Edit]:
+    """Where `attr` becomes a buffer: at a `None` first assignment, at the defining assignment in
+    `__init__`, or as a `None` registration right after `super().__init__()`."""
+    in_init = [a for a in info.assignments_to(attr) if a.in_init and not a.augmented]
+    if in_init and in_init[0].kind is ValueKind.NONE:
+        return Replace(in_init[0].statement, as_register_statement(in_init[0], _none()))
+    if defining.in_init:
+        assert defining.value is not None
+        return Replace(defining.statement, as_register_statement(defining, defining.value))
+    if info.init is not None and info.super_init_line is not None:
+        self_name = defining.scope.self_name or "self"
+        line = cst.SimpleStatementLine(body=[cst.Expr(register_call(self_name, attr, _none()))])
+        return Insert(info.super_init_line, [line], after=True)
+    if info.init is None and defining.value is not None:
+        return Replace(defining.statement, as_register_statement(defining, defining.value))
+    return None
+
+
+def buffer_fix(edit: Edit, applicability: Applicability, attr: str) -> Fix:
+    return Fix(applicability, f"Register `{attr}` as a non-persistent buffer", (edit,))
+
+
+def _none() -> cst.Name:
+    return cst.Name("None")

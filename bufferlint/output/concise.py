@@ -1,0 +1,41 @@
+"""`path:row:col: CODE [*] message`, then ruff's summary lines."""
+
+from __future__ import annotations
+
+from bufferlint.model import Applicability, Finding
+from bufferlint.output.summary import RunSummary
+
+
+def line(finding: Finding, unsafe_enabled: bool) -> str:
+    marker = " [*]" if finding.fix_applicable(unsafe_enabled) else ""
+    loc = finding.location
+    return f"{finding.filename}:{loc.row}:{loc.column}: {finding.code}{marker} {finding.message}"
+
+
+def summary_lines(findings: list[Finding], summary: RunSummary) -> list[str]:
+    total = len(findings)
+    if total == 0 and summary.fixed == 0:
+        return ["All checks passed!"]
+    lines = []
+    if summary.fixing:
+        noun = "error" if total + summary.fixed == 1 else "errors"
+        lines.append(f"Found {total + summary.fixed} {noun} ({summary.fixed} fixed, {total} remaining).")
+    else:
+        lines.append(f"Found {total} error{'' if total == 1 else 's'}.")
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability is Applicability.UNSAFE)
+    fixable = safe + (unsafe if summary.unsafe_enabled else 0)
+    hidden = 0 if summary.unsafe_enabled else unsafe
+    if fixable and hidden:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option ({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+    elif fixable:
+        option = "--fix --unsafe-fixes" if summary.unsafe_enabled and unsafe else "--fix"
+        lines.append(f"[*] {fixable} fixable with the `{option}` option.")
+    elif hidden:
+        lines.append(f"No fixes available ({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+    return lines
+
+
+def render(findings: list[Finding], summary: RunSummary) -> str:
+    body = [line(f, summary.unsafe_enabled) for f in findings]
+    return "\n".join([*body, *summary_lines(findings, summary)]) + "\n"

@@ -1,0 +1,43 @@
+"""What a rule is: a code, a kebab-case name, docs in the docstring, and a check over a file."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.model import Finding, Fix
+
+DOCS_URL = "https://github.com/bufferlint/bufferlint/blob/main/docs/rules.md#{code}"
+
+
+class Rule:
+    """Subclasses set the class variables, write their docs as the docstring, and define check()."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    default_enabled: ClassVar[bool] = True
+    # Substrings one of which any file with a finding of this rule contains (the prefilter).
+    triggers: ClassVar[tuple[str, ...]] = ("torch",)
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def finding(self, analysis: FileAnalysis, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            message=message,
+            filename=analysis.filename,
+            node=node,
+            fix=fix,
+            url=DOCS_URL.format(code=self.code.lower()),
+        )
+
+    @classmethod
+    def docs(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")

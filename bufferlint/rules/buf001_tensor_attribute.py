@@ -1,0 +1,87 @@
+"""BUF001 tensor-attribute."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.hazards import buffer_hazards
+from bufferlint.fixes.register_buffer import buffer_fix, registration_edit
+from bufferlint.model import Applicability, Finding, Fix
+from bufferlint.rules.base import Rule
+
+
+class TensorAttribute(Rule):
+    """A tensor stored as a plain attribute of an `nn.Module` subclass.
+
+    ## Why it matters
+    PyTorch moves, casts, saves and replicates only what a module registered: parameters and
+    buffers. `self.table = torch.randn(5, 5)` stays on the CPU after `model.cuda()`, is skipped by
+    `.half()`, is not replicated by `DataParallel`, and `forward()` fails with "Expected all tensors
+    to be on the same device".
+
+    ## Example
+    ```python
+    class DCT(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.basis = dct_matrix(n)
+    ```
+
+    ## Instead
+    ```python
+            self.register_buffer("basis", dct_matrix(n), persistent=False)
+    ```
+    `persistent=False` keeps the tensor out of `state_dict()`, so checkpoints stay exactly as they
+    were and old ones still load with `strict=True`.
+
+    ## Fix safety
+    Safe when no hazard applies. No fix is offered when the rewrite could crash or change
+    behaviour: assigned before `super().__init__()`; the name is also a property, method, class
+    attribute, parameter or submodule; a non-tensor is assigned to it elsewhere; the value derives
+    from a parameter (it would go stale); `requires_grad=True`; `ScriptModule` subclasses; classes
+    with their own `register_buffer`. A value that aliases an argument gets an unsafe fix.
+    When `self.x = None` comes first in `__init__`, `None` is registered there instead.
+    """
+
+    code = "BUF001"
+    name = "tensor-attribute"
+    summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            for attr, defining in defining_assignments(info).items():
+                yield self._finding(analysis, info, attr, defining)
+
+    def _finding(self, analysis: FileAnalysis, info: ClassInfo, attr: str, defining: AttrAssignment) -> Finding:
+        hazards = buffer_hazards(info, attr, defining)
+        message = f"Tensor attribute `{attr}` is not a registered buffer: .to()/.cuda() leave it behind"
+        fix: Optional[Fix] = None
+        if hazards.blocking:
+            message += f"; no fix: {hazards.blocking[0]}"
+        else:
+            edit = registration_edit(info, attr, defining)
+            applicability = Applicability.UNSAFE if hazards.unsafe else Applicability.SAFE
+            if edit is not None:
+                fix = buffer_fix(edit, applicability, attr)
+            if hazards.unsafe:
+                message += f"; unsafe: {hazards.unsafe[0]}"
+            if edit is None:
+                message += "; no fix: no __init__ with super().__init__() to register it in"
+        if hazards.notes:
+            message += f"; {hazards.notes[0]}"
+        return self.finding(analysis, defining.statement, message, fix)
+
+
+def defining_assignments(info: ClassInfo) -> dict[str, AttrAssignment]:
+    """For each plain tensor attribute, the assignment that defines it (first in `__init__`)."""
+    registered = info.registered_buffers
+    chosen: dict[str, AttrAssignment] = {}
+    for assignment in info.assignments:
+        if assignment.kind is not ValueKind.TENSOR or assignment.augmented or assignment.attr in registered:
+            continue
+        current = chosen.get(assignment.attr)
+        if current is None or (assignment.in_init and not current.in_init):
+            chosen[assignment.attr] = assignment
+    return chosen
