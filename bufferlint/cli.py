@@ -16,6 +16,7 @@ from bufferlint.model import Finding
 from bufferlint.output import FORMATS, formatter
 from bufferlint.output.summary import RunSummary
 from bufferlint.runner import RunOptions, run
+from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.source import write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ignore", type=_codes, default=(), help="codes to disable")
     parser.add_argument("--module-bases", type=_codes, default=(), help="extra base classes to treat as nn.Module")
     parser.add_argument("--version", action="version", version=f"bufferlint {__version__}")
+    add_runner_arguments(parser)
     return parser
 
 
@@ -106,7 +108,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _run_paths(args: argparse.Namespace, settings: Settings, fixing: bool) -> Outcome:
     candidates: list[Candidate] = list(discover(args.paths))
-    result = run(candidates, settings, RunOptions(fix=fixing))
+    result = run(candidates, settings, RunOptions.from_args(args, fix=fixing))
     outcome = Outcome([], 0, 0, 0)
     for file in result.files:
         _report_fix_error(file, outcome)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -14,6 +15,14 @@ from bufferlint.source import SourceError, read_bytes
 @dataclass(frozen=True)
 class RunOptions:
     fix: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, fix: bool) -> "RunOptions":
+        return cls(fix=fix)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options about how files are processed (parallelism, caching) live with the runner."""
 
 
 @dataclass
