@@ -5,41 +5,66 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from bufferlint import __version__
-from bufferlint.config import ConfigError, Settings
+from bufferlint.analysis.project import project_module_bases
+from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, load_config
 from bufferlint.discovery import Candidate, discover
+from bufferlint.filters import FileFilter
 from bufferlint.lint import FileResult, check_bytes, fix_bytes
 from bufferlint.model import Finding
+from bufferlint.notebook import is_notebook, process_notebook
 from bufferlint.output import FORMATS, formatter
+from bufferlint.output import fixes_report, statistics
+from bufferlint.output.style import use_color
 from bufferlint.output.summary import RunSummary
 from bufferlint.runner import RunOptions, run
 from bufferlint.runner import add_arguments as add_runner_arguments
+from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
+from bufferlint.fix_verification import report as report_verification
 from bufferlint.source import write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 REPORT_URL = "https://github.com/bufferlint/bufferlint/issues"
+COLOR_FORMATS = ("concise", "full")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bufferlint",
         description="Find tensors that nn.Modules keep outside PyTorch's bookkeeping, and fix them.",
-        epilog="Sub-commands: `bufferlint verify TARGET` (runtime check), `bufferlint rule CODE` (rule docs).",
+        epilog="Sub-commands: `bufferlint verify TARGET` (runtime check), `bufferlint rule [CODE]` (rule docs).",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders; `-` reads stdin")
-    parser.add_argument("--fix", action="store_true", help="apply safe fixes")
-    parser.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
-    parser.add_argument("--diff", action="store_true", help="print the fixes as a diff, write nothing")
-    parser.add_argument("--output-format", choices=FORMATS, default="concise")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
-    parser.add_argument("--stdin-filename", help="the name to report for source read from stdin")
-    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable")
-    parser.add_argument("--extend-select", type=_codes, default=(), help="codes to enable on top")
-    parser.add_argument("--ignore", type=_codes, default=(), help="codes to disable")
-    parser.add_argument("--module-bases", type=_codes, default=(), help="extra base classes to treat as nn.Module")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (.py, .pyi, .ipynb); `-` reads stdin")
+    fixing = parser.add_argument_group("fixing")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes")
+    fixing.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply (and count) unsafe fixes")
+    fixing.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes", help="override `unsafe-fixes = true`")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
+    fixing.add_argument("--verify", action="store_true", help="with --fix: verify each rewritten class against the original at runtime (imports your code, needs torch); revert files that fail")
+    fixing.add_argument("--verify-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="per-class limit for --verify (default: %(default)s)")
+    fixing.add_argument("--show-fixes", action="store_true", help="after --fix, list what was fixed per file")
+    report = parser.add_argument_group("reporting")
+    report.add_argument("--output-format", choices=FORMATS, default="concise")
+    report.add_argument("--statistics", action="store_true", help="count findings per rule instead of listing them")
+    report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    report.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    report.add_argument("--stdin-filename", help="the name to report for source read from stdin")
+    report.add_argument("--list-rules", action="store_true", help="list the rules and exit")
+    rules = parser.add_argument_group("rule selection (override [tool.bufferlint])")
+    rules.add_argument("--config", metavar="FILE", help="a pyproject.toml (or a bufferlint TOML file) instead of the nearest one")
+    rules.add_argument("--select", type=_codes, help="comma-separated codes, prefixes or names to enable (replaces `select`)")
+    rules.add_argument("--extend-select", type=_codes, default=(), help="codes to enable on top")
+    rules.add_argument("--ignore", type=_codes, default=(), help="codes to disable")
+    rules.add_argument("--module-bases", type=_codes, default=(), help="extra base classes to treat as nn.Module")
+    rules.add_argument("--ignore-noqa", action="store_true", help="report findings even where `# noqa` suppresses them")
+    files = parser.add_argument_group("file selection")
+    files.add_argument("--exclude", type=_codes, help="gitignore-style patterns to skip (replaces `exclude`)")
+    files.add_argument("--extend-exclude", type=_codes, default=(), help="patterns to skip on top of `exclude`")
+    files.add_argument("--force-exclude", action="store_true", default=None, help="apply exclusions to files named on the command line too")
     parser.add_argument("--version", action="version", version=f"bufferlint {__version__}")
     add_runner_arguments(parser)
     return parser
@@ -55,6 +80,7 @@ class Outcome:
     fixed: int
     changed: int
     errors: int
+    fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -81,55 +107,162 @@ def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["rule"]:
         return _rule_docs(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.list_rules:
+        return _rule_docs([])
     if not args.paths:
         build_parser().error("no PATH given (use `.` for the current folder, `-` for stdin)")
-    settings = _settings(args)
-    settings.enabled_rules()  # unknown selectors fail here, before any file is read
+    first = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else args.paths[0]
+    config = load_config(args.config, first)
+    settings = _settings(args, config)
+    file_filter = _file_filter(args, config, settings)
     fixing = args.fix or args.diff
+    if args.verify and not args.fix:
+        raise ConfigError("--verify checks what --fix rewrites: use it together with --fix")
     if args.paths == ["-"]:
-        outcome = _run_stdin(args, settings, fixing)
+        outcome = _run_stdin(args, settings, file_filter, fixing)
     else:
-        outcome = _run_paths(args, settings, fixing)
-    summary = RunSummary(fixed=outcome.fixed, fixing=fixing and not args.diff, unsafe_enabled=settings.unsafe_fixes)
-    if not (args.diff and args.output_format == "concise" and not outcome.findings):
-        sys.stdout.write(formatter(args.output_format)(outcome.findings, summary))
+        outcome = _run_paths(args, settings, file_filter, fixing)
+    _report(args, settings, outcome)
     return _exit_code(args, outcome)
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    return Settings(
+def _settings(args: argparse.Namespace, config: FileConfig) -> Settings:
+    flags = Overrides(
         select=args.select,
-        ignore=args.ignore,
         extend_select=args.extend_select,
-        unsafe_fixes=bool(args.unsafe_fixes),
+        ignore=args.ignore,
+        unsafe_fixes=args.unsafe_fixes,
         module_bases=args.module_bases,
+        ignore_noqa=args.ignore_noqa,
     )
+    return build_settings(config, flags)
 
 
-def _run_paths(args: argparse.Namespace, settings: Settings, fixing: bool) -> Outcome:
-    candidates: list[Candidate] = list(discover(args.paths))
-    result = run(candidates, settings, RunOptions.from_args(args, fix=fixing))
+def _file_filter(args: argparse.Namespace, config: FileConfig, settings: Settings) -> FileFilter:
+    values = dict(config.values)
+    if args.exclude is not None:
+        values["exclude"] = list(args.exclude)
+    values["extend-exclude"] = list(values.get("extend-exclude", [])) + list(args.extend_exclude)
+    return FileFilter.from_config(FileConfig(config.path, config.root, values), settings, args.force_exclude)
+
+
+def _report(args: argparse.Namespace, settings: Settings, outcome: Outcome) -> None:
+    summary = RunSummary(
+        fixed=outcome.fixed,
+        fixing=args.fix and not args.diff,
+        unsafe_enabled=settings.unsafe_fixes,
+        diff_mode=args.diff,
+        color=args.output_format in COLOR_FORMATS and use_color(sys.stdout),
+        quiet=args.quiet,
+        settings=settings,
+    )
+    if args.diff:
+        _diff_summary(args, outcome)
+    elif args.statistics:
+        sys.stdout.write(statistics.render(outcome.findings, summary, as_json=args.output_format in ("json", "json-lines")))
+    else:
+        sys.stdout.write(formatter(args.output_format)(outcome.findings, summary))
+    if args.show_fixes and args.fix and not args.diff:
+        names = {f.code: f.name for f in outcome.findings}
+        names.update(_rule_names())
+        sys.stdout.write(fixes_report.render(outcome.fixed_by_file, names))
+
+
+def _diff_summary(args: argparse.Namespace, outcome: Outcome) -> None:
+    """With --diff stdout carries only the diff; the counts go to stderr, as ruff does."""
+    if args.quiet:
+        return
+    remaining = len(outcome.findings)
+    line = f"Would fix {outcome.fixed} error{'' if outcome.fixed == 1 else 's'}" if outcome.fixed else "No errors would be fixed"
+    line += f" ({remaining} remaining)." if remaining else "."
+    print(line, file=sys.stderr)
+
+
+def _rule_names() -> dict[str, str]:
+    from bufferlint.rules import all_rules
+
+    return {rule.code: rule.name for rule in all_rules()}
+
+
+def _by_settings(candidates: list[Candidate], settings: Settings, file_filter: FileFilter) -> dict[Settings, list[Candidate]]:
+    """Files grouped by their effective settings (per-file-ignores), in discovery order."""
+    groups: dict[Settings, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(file_filter.settings_for(candidate.path, settings), []).append(candidate)
+    return groups
+
+
+def _run_paths(args: argparse.Namespace, settings: Settings, file_filter: FileFilter, fixing: bool) -> Outcome:
+    candidates = list(file_filter.select(discover(args.paths)))
+    # Module classes whose base is defined in another file of the run (analysis/project.py).
+    project_bases = project_module_bases([c.path for c in candidates], settings.module_bases)
+    settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + project_bases)))
     outcome = Outcome([], 0, 0, 0)
-    for file in result.files:
-        _report_fix_error(file, outcome)
-        outcome.findings.extend(file.findings)
-        if file.new_data is None:
-            continue
-        outcome.fixed += file.fixed
-        outcome.changed += 1
-        if args.diff:
-            sys.stdout.write(_diff(file))
-        else:
-            write_atomic(file.filename, file.new_data)  # type: ignore[arg-type]
+    for file_settings, group in _by_settings(candidates, settings, file_filter).items():
+        result = run(group, file_settings, RunOptions.from_args(args, fix=fixing))
+        for file in result.files:
+            _collect(args, file, file_settings, outcome)
     outcome.findings.sort(key=lambda f: f.sort_key)
     return outcome
 
 
-def _run_stdin(args: argparse.Namespace, settings: Settings, fixing: bool) -> Outcome:
+def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, outcome: Outcome) -> None:
+    _report_fix_error(file, outcome)
+    if file.new_data is None:
+        outcome.findings.extend(file.findings)
+        return
+    original = _read(file.filename)
+    if args.diff:
+        sys.stdout.write(_diff(file, original))
+    else:
+        if args.show_fixes:
+            outcome.fixed_by_file[file.filename] = _fixed_codes(original, file, settings)
+        write_atomic(file.filename, file.new_data)  # type: ignore[arg-type]
+        if args.verify and not is_notebook(file.filename) and not _verified(args, file, original):
+            outcome.errors += 1
+            outcome.fixed_by_file.pop(file.filename, None)
+            outcome.findings.extend(check_bytes(original, file.filename, settings).findings)
+            return
+    outcome.findings.extend(file.findings)
+    outcome.fixed += file.fixed
+    outcome.changed += 1
+
+
+def _verified(args: argparse.Namespace, file: FileResult, original: bytes) -> bool:
+    """Verify the written fix against the original; a failing file is written back as it was."""
+    assert isinstance(file.new_data, bytes)
+    verification = verify_fixed_file(file.filename, original, file.new_data, args.verify_timeout)
+    report_verification(verification)
+    return not verification.reverted
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _check_data(data: bytes, name: str, settings: Settings, fix: bool) -> FileResult:
+    if is_notebook(name):
+        return process_notebook(data, name, settings, fix=fix)
+    return fix_bytes(data, name, settings) if fix else check_bytes(data, name, settings)
+
+
+def _fixed_codes(original: bytes, file: FileResult, settings: Settings) -> Counter[str]:
+    """Codes fixed in one file: the applicable findings before, less the ones still there."""
+    before = _check_data(original, file.filename, settings, fix=False).findings
+    fixable = Counter(f.code for f in before if f.fix_applicable(settings.unsafe_fixes))
+    return fixable - Counter(f.code for f in file.findings)
+
+
+def _run_stdin(args: argparse.Namespace, settings: Settings, file_filter: FileFilter, fixing: bool) -> Outcome:
     """`-`: findings for stdin; with --fix the fixed source goes to stdout, findings to stderr."""
     name = args.stdin_filename or "-"
     data = sys.stdin.buffer.read()
-    file = fix_bytes(data, name, settings) if fixing else check_bytes(data, name, settings)
+    excluded = args.stdin_filename is not None and not file_filter.keep(Candidate(name, explicit=True))
+    if excluded:  # --force-exclude: pass the source through untouched, as ruff does
+        file = FileResult(name)
+    else:
+        file = _check_data(data, name, file_filter.settings_for(name, settings), fix=fixing)
     outcome = Outcome(file.findings, file.fixed if file.new_data is not None else 0, 0, 0)
     _report_fix_error(file, outcome)
     if args.fix and not args.diff:
@@ -148,10 +281,7 @@ def _report_fix_error(file: FileResult, outcome: Outcome) -> None:
         print(f"error: {file.filename}: {file.fix_error}", file=sys.stderr)
 
 
-def _diff(file: FileResult, original: Optional[bytes] = None) -> str:
-    if original is None:
-        with open(file.filename, "rb") as handle:
-            original = handle.read()
+def _diff(file: FileResult, original: bytes) -> str:
     new = file.new_data
     assert isinstance(new, bytes)
     old_text = original.decode("utf-8", errors="surrogateescape").splitlines(keepends=True)
@@ -168,17 +298,17 @@ def _exit_code(args: argparse.Namespace, outcome: Outcome) -> int:
 
 
 def _rule_docs(argv: list[str]) -> int:
-    from bufferlint.rules import all_rules, rule_by_code_or_name
+    from bufferlint.docs import rule_list, terminal_docs
+    from bufferlint.rules import rule_by_code_or_name
 
     if not argv:
-        for rule in all_rules():
-            print(f"{rule.code}  {rule.name:<32} {rule.summary}")
+        sys.stdout.write(rule_list())
         return EXIT_CLEAN
     rule = rule_by_code_or_name(argv[0])
     if rule is None:
-        print(f"bufferlint: error: unknown rule {argv[0]!r}", file=sys.stderr)
+        print(f"bufferlint: error: unknown rule {argv[0]!r} (see `bufferlint --list-rules`)", file=sys.stderr)
         return EXIT_ERROR
-    print(f"# {rule.code} {rule.name}\n\n{rule.docs()}")
+    sys.stdout.write(terminal_docs(rule))
     return EXIT_CLEAN
 
 

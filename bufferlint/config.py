@@ -1,12 +1,25 @@
-"""Effective settings: which rules run, and how fixes behave."""
+"""Effective settings: which rules run, and how fixes behave; `[tool.bufferlint]` loading.
+
+The configuration is the `[tool.bufferlint]` table of the nearest `pyproject.toml` up from the
+first path (or the file given with `--config`); command-line flags override it. Patterns in
+`exclude`, `extend-exclude` and `per-file-ignores` are relative to that file's folder.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
 
 from bufferlint.rules import all_rules
 from bufferlint.rules.base import Rule
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
 
 
 class ConfigError(Exception):
@@ -20,6 +33,7 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     unsafe_fixes: bool = False
     module_bases: tuple[str, ...] = ()
+    # (gitignore-style pattern relative to the project root, codes): see bufferlint.filters.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default_factory=tuple)
     ignore_noqa: bool = False  # report findings even where `# noqa` suppresses them
 
@@ -42,7 +56,158 @@ class Settings:
 
 def _matching(rules: Iterable[type[Rule]], selectors: Iterable[str]) -> Iterable[type[Rule]]:
     for selector in selectors:
-        found = [r for r in rules if r.code.startswith(selector.upper()) or r.name == selector.lower() or selector.upper() == "ALL"]
+        found = [r for r in rules if _selects(selector, r)]
         if not found:
             raise ConfigError(f"unknown rule selector: {selector!r}")
         yield from found
+
+
+def _selects(selector: str, rule: type[Rule]) -> bool:
+    return rule.code.startswith(selector.upper()) or rule.name == selector.lower() or selector.upper() == "ALL"
+
+
+def unknown_selectors(selectors: Iterable[str]) -> list[str]:
+    rules = all_rules()
+    return [s for s in selectors if not any(_selects(s, r) for r in rules)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The configuration file
+
+# `verify` is the runtime verifier's own table (`bufferlint.verify.config` validates it).
+KNOWN_KEYS = frozenset(
+    """
+    select ignore extend-select exclude extend-exclude per-file-ignores unsafe-fixes module-bases
+    force-exclude respect-gitignore verify
+    """.split()
+)
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "module-bases")
+_BOOL_KEYS = ("unsafe-fixes", "force-exclude", "respect-gitignore")
+_CODE_KEYS = ("select", "ignore", "extend-select")
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    """The validated `[tool.bufferlint]` table and where it came from."""
+
+    path: Optional[Path]  # None: no configuration file, defaults only
+    root: Path  # the folder patterns are relative to
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path} [tool.bufferlint]" if self.path else "defaults"
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    """The nearest `pyproject.toml` in `start` (a file's folder) or above it."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in [folder, *folder.parents]:
+        if (candidate / "pyproject.toml").is_file():
+            return candidate / "pyproject.toml"
+    return None
+
+
+def load_config(explicit: Optional[str], first_path: Optional[str]) -> FileConfig:
+    """`--config FILE` when given, else the nearest pyproject.toml up from `first_path` (or cwd)."""
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"--config: no such file: {explicit}")
+        return read_config(path, explicit=True)
+    start = Path(first_path).resolve() if first_path and first_path != "-" else Path.cwd()
+    found = find_pyproject(start)
+    if found is None:
+        return FileConfig(None, Path.cwd())
+    return read_config(found, explicit=False)
+
+
+def read_config(path: Path, explicit: bool) -> FileConfig:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = data.get("tool", {}).get("bufferlint")
+    if table is None and explicit and path.name != "pyproject.toml":
+        table = data  # a dedicated file (e.g. bufferlint.toml) holds the keys at the top level
+    if table is None:
+        table = {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.bufferlint] must be a table")
+    config = FileConfig(path, path.resolve().parent, table)
+    validate(config)
+    return config
+
+
+def validate(config: FileConfig) -> None:
+    """Unknown keys, wrong types and unknown rule codes all fail, naming what is wrong."""
+    where = config.where
+    unknown = sorted(set(config.values) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    for key in _LIST_KEYS:
+        if key in config.values and not _is_str_list(config.values[key]):
+            raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    for key in _BOOL_KEYS:
+        if key in config.values and not isinstance(config.values[key], bool):
+            raise ConfigError(f"{where}: `{key}` must be true or false")
+    ignores = config.values.get("per-file-ignores", {})
+    if not isinstance(ignores, dict) or not all(_is_str_list(codes) for codes in ignores.values()):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+    problems = [f"`{key}`: {', '.join(map(repr, bad))}" for key in _CODE_KEYS if (bad := unknown_selectors(config.values.get(key, ())))]
+    problems += [f"`per-file-ignores` {pattern!r}: {', '.join(map(repr, bad))}" for pattern, codes in ignores.items() if (bad := unknown_selectors(codes))]
+    if problems:
+        raise ConfigError(f"{where}: unknown rule codes in " + "; ".join(problems) + " (see `bufferlint --list-rules`)")
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says; None means "not given, use the configuration"."""
+
+    select: Optional[tuple[str, ...]] = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: Optional[bool] = None
+    module_bases: tuple[str, ...] = ()
+    ignore_noqa: bool = False
+
+
+def build_settings(config: FileConfig, flags: Overrides) -> Settings:
+    """Flags win over the file: `--select` replaces `select`; the other lists add to the file's."""
+    configured = config.get("select")
+    select = flags.select if flags.select is not None else (None if configured is None else tuple(configured))
+    unsafe = flags.unsafe_fixes if flags.unsafe_fixes is not None else bool(config.get("unsafe-fixes", False))
+    per_file = tuple((pattern, tuple(codes)) for pattern, codes in config.get("per-file-ignores", {}).items())
+    settings = Settings(
+        select=select,
+        ignore=_list(config, "ignore") + flags.ignore,
+        extend_select=_list(config, "extend-select") + flags.extend_select,
+        unsafe_fixes=unsafe,
+        module_bases=_list(config, "module-bases") + flags.module_bases,
+        per_file_ignores=per_file,
+        ignore_noqa=flags.ignore_noqa,
+    )
+    settings.enabled_rules()  # unknown selectors on the command line fail here, before any file is read
+    return settings
+
+
+def _list(config: FileConfig, key: str) -> tuple[str, ...]:
+    return tuple(config.get(key, ()))
+
+
+def relative_to_root(path: str, root: Path) -> str:
+    """`path` relative to the project root in `/` form; paths outside it stay as they are."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, root)
+    if relative.startswith(".."):
+        return Path(absolute).as_posix().lstrip("/")
+    return Path(relative).as_posix()

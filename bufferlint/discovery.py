@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from typing import Iterator
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks: see bufferlint.notebook
 SKIPPED_DIRS = frozenset(
     """
     .git .hg .svn .venv venv .tox .nox .mypy_cache .pytest_cache .ruff_cache __pycache__

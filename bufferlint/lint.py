@@ -8,6 +8,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint import prefilter
 from bufferlint.config import Settings
 from bufferlint.fixes.apply import apply_fixes, compatible_fixes
 from bufferlint.model import Finding, Fix, Position, Replace
@@ -36,10 +37,9 @@ Source = Union[bytes, str]
 
 
 def may_have_findings(data: Source, settings: Settings) -> bool:
-    """The cheap prefilter: every rule needs one of its trigger words somewhere in the file."""
-    if isinstance(data, str):
-        return any(trigger in data for trigger in settings.triggers())
-    return any(trigger.encode() in data for trigger in settings.triggers())
+    """The prefilter: a trigger word of an enabled rule, and a class that may be an nn.Module
+    (checked on CPython's ast, see prefilter.py). A file CPython rejects goes on, to be reported."""
+    return prefilter.may_have_findings(data, settings.triggers(), settings.module_bases)
 
 
 def check_module(module: cst.Module, filename: str, settings: Settings) -> list[Finding]:
@@ -66,7 +66,8 @@ def _skipped(data: Source, filename: str) -> FileResult:
     """A file the prefilter rules out still has its syntax checked, with the cheap ast parser,
     so a broken file is reported rather than silently skipped."""
     try:
-        check_syntax(data, filename)
+        if not prefilter.known_valid(data):  # the prefilter's ast parse already checked it
+            check_syntax(data, filename)
     except SourceError as error:
         return FileResult(filename, [error_finding(filename, error)])
     return FileResult(filename)

@@ -10,7 +10,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from bufferlint.analysis import torch_api
-from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
+from bufferlint.analysis.flow import StatementSite, iter_nodes, iter_sites, self_name
 from bufferlint.analysis.tensors import Scope, TensorInference, is_none, track_locals
 
 
@@ -284,10 +284,15 @@ def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorIn
 def _calls_on_self(small: cst.CSTNode, scope: Scope, methods: tuple[str, ...]) -> Iterator[cst.Call]:
     if scope.self_name is None:
         return
-    pattern = m.Call(func=m.Attribute(value=m.Name(scope.self_name), attr=m.OneOf(*(m.Name(n) for n in methods))))
-    for call in m.findall(small, pattern):
-        assert isinstance(call, cst.Call)
-        yield call
+    for node in iter_nodes(small):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == scope.self_name
+            and node.func.attr.value in methods
+        ):
+            yield node
 
 
 def _literal_string(node: cst.BaseExpression) -> Optional[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.flow import iter_all_statements
 from bufferlint.analysis.names import ImportMap, dotted_name
 
 
@@ -71,8 +71,9 @@ def _base_args(node: cst.ClassDef) -> list[cst.Arg]:
 def class_infos(module: cst.Module) -> list[ClassInfo]:
     """A ClassInfo for every class in the file, nested ones included."""
     infos = []
-    for node in m.findall(module, m.ClassDef()):
-        assert isinstance(node, cst.ClassDef)
+    for node in iter_all_statements(module):
+        if not isinstance(node, cst.ClassDef):
+            continue
         base_names = [dotted_name(arg.value) or "" for arg in _base_args(node)]
         infos.append(ClassInfo(node=node, name=node.name.value, base_names=base_names))
     return infos

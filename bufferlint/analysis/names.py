@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -38,12 +37,17 @@ class ImportMap:
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
+        from bufferlint.analysis.flow import iter_all_statements
+
         imports = cls()
-        for node in m.findall(module, m.Import() | m.ImportFrom()):
-            if isinstance(node, cst.Import):
-                imports._add_import(node)
-            elif isinstance(node, cst.ImportFrom):
-                imports._add_import_from(node)
+        for stmt in iter_all_statements(module):
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for node in stmt.body:
+                if isinstance(node, cst.Import):
+                    imports._add_import(node)
+                elif isinstance(node, cst.ImportFrom):
+                    imports._add_import_from(node)
         return imports
 
     def _add_import(self, node: cst.Import) -> None:

@@ -51,24 +51,39 @@ def subtree_ids(node: cst.CSTNode) -> set[int]:
 def compatible_fixes(fixes: Sequence[Fix]) -> list[Fix]:
     """Fixes whose replaced subtrees do not overlap; the rest wait for the next round.
 
-    Identical edits (two findings sharing one registration) are applied once.
+    Identical edits (two findings sharing one registration) are applied once. A fix whose
+    other edits are new is still compatible when its edits on already-replaced targets are
+    equal to the chosen ones (BUF002 registers the same buffer as BUF001, then drops a move).
     """
     chosen: list[Fix] = []
     taken: set[int] = set()
     seen_targets: set[int] = set()
+    chosen_replaces: dict[int, Replace] = {}
     for fix in fixes:
-        targets = [e.target for e in fix.edits if isinstance(e, Replace)]
+        replaces = [e for e in fix.edits if isinstance(e, Replace)]
+        targets = [e.target for e in replaces]
         if targets and all(id(t) in seen_targets for t in targets):
             continue  # the same registration, already chosen for another finding
         touched: set[int] = set()
-        for target in targets:
-            touched |= subtree_ids(target)
+        for edit in replaces:
+            if not _same_replace(chosen_replaces.get(id(edit.target)), edit):
+                touched |= subtree_ids(edit.target)
         if touched & taken:
             continue
         taken |= touched
         seen_targets.update(id(t) for t in targets)
+        chosen_replaces.update((id(e.target), e) for e in replaces)
         chosen.append(fix)
     return chosen
+
+
+def _same_replace(chosen: "Replace | None", edit: Replace) -> bool:
+    """Whether `edit` does exactly what an already chosen edit does to the same node."""
+    if chosen is None or chosen.target is not edit.target:
+        return False
+    if chosen is edit or (chosen.replacement is None and edit.replacement is None):
+        return True
+    return chosen.replacement is not None and edit.replacement is not None and chosen.replacement.deep_equals(edit.replacement)
 
 
 def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> cst.Module:

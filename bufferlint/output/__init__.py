@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from typing import Callable
 
-from bufferlint.output.summary import RunSummary
 from bufferlint.model import Finding
+from bufferlint.output.summary import RunSummary
 
 Formatter = Callable[[list[Finding], RunSummary], str]
 
+FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
+
 
 def formatter(name: str) -> Formatter:
-    from bufferlint.output import concise, json_format
+    from bufferlint.output import concise, full, github, json_format, sarif
 
     formats: dict[str, Formatter] = {
         "concise": concise.render,
+        "full": full.render,
         "json": json_format.render,
         "json-lines": json_format.render_lines,
+        "github": github.render,
+        "sarif": sarif.render,
     }
     return formats[name]
-
-
-FORMATS = ("concise", "json", "json-lines")

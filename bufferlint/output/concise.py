@@ -1,18 +1,23 @@
-"""`path:row:col: CODE [*] message`, then ruff's summary lines."""
+"""`path:row:col: CODE [*] message` (notebooks: `path:cell N:row:col: ...`), then ruff's summary lines."""
 
 from __future__ import annotations
 
 from bufferlint.model import Applicability, Finding
+from bufferlint.notebook import display_path
+from bufferlint.output.style import Painter
 from bufferlint.output.summary import RunSummary
 
 
-def line(finding: Finding, unsafe_enabled: bool) -> str:
-    marker = " [*]" if finding.fix_applicable(unsafe_enabled) else ""
+def line(finding: Finding, unsafe_enabled: bool, paint: Painter = Painter(False)) -> str:
+    marker = " " + paint("[*]", "cyan") if finding.fix_applicable(unsafe_enabled) else ""
     loc = finding.location
-    return f"{finding.filename}:{loc.row}:{loc.column}: {finding.code}{marker} {finding.message}"
+    where = f"{paint(display_path(finding), 'bold')}:{loc.row}:{loc.column}:"
+    return f"{where} {paint(finding.code, 'bold', 'red')}{marker} {finding.message}"
 
 
 def summary_lines(findings: list[Finding], summary: RunSummary) -> list[str]:
+    if summary.quiet:
+        return []
     total = len(findings)
     if total == 0 and summary.fixed == 0:
         return ["All checks passed!"]
@@ -37,5 +42,7 @@ def summary_lines(findings: list[Finding], summary: RunSummary) -> list[str]:
 
 
 def render(findings: list[Finding], summary: RunSummary) -> str:
-    body = [line(f, summary.unsafe_enabled) for f in findings]
-    return "\n".join([*body, *summary_lines(findings, summary)]) + "\n"
+    paint = Painter(summary.color)
+    body = [line(f, summary.unsafe_enabled, paint) for f in findings]
+    lines = [*body, *summary_lines(findings, summary)]
+    return "\n".join(lines) + "\n" if lines else ""

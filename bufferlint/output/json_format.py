@@ -1,4 +1,8 @@
-"""`--output-format json` (one array) and `json-lines` (one object a line), keys as in DESIGN.md."""
+"""`--output-format json` (one array) and `json-lines` (one object a line), keys as in DESIGN.md.
+
+Findings in notebooks carry one more key, `cell` (1-based, counting every cell); their
+`location` and `end_location` count rows from the cell's first line.
+"""
 
 from __future__ import annotations
 

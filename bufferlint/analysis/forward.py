@@ -1,0 +1,878 @@
+"""The forward path of an nn.Module, as BUF002, BUF003, BUF004 and BUF011 need it.
+
+- which methods run on every call: `forward` and the methods it reaches through `self.helper(...)`;
+- which locals hold tensors that live where the inputs (or the module's registered state) live;
+- which locals hold tensors a factory made on the CPU because it was given no `device=`;
+- which calls move a tensor between devices, and what the call is once the move is dropped;
+- which expressions are constants: built from literals, torch factories and constructor-time
+  attributes only, never from inputs or their shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional, Sequence
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
+from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.tensors import TensorInference, is_none
+
+# torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
+FACTORIES = frozenset(
+    """
+    zeros ones full empty arange range linspace logspace eye tensor as_tensor rand randn randint
+    randperm tril_indices triu_indices hann_window hamming_window blackman_window bartlett_window
+    kaiser_window scalar_tensor empty_strided normal
+    """.split()
+)
+# Factories whose data argument may be a Python scalar: a 0-dim CPU tensor mixes with CUDA ones.
+_DATA_FACTORIES = frozenset(("tensor", "as_tensor", "scalar_tensor"))
+# Calls whose result differs on every call: never constants.
+_NOT_CONSTANT = frozenset(
+    """
+    rand randn randint randperm normal bernoulli multinomial poisson empty empty_strided empty_like
+    rand_like randn_like randint_like manual_seed seed
+    """.split()
+)
+_PURE_BUILTINS = frozenset("int float bool abs min max round len range pow sum tuple list".split())
+_NON_TENSOR_BUILTINS = frozenset(
+    "len int float bool str isinstance print range list tuple enumerate zip type getattr hasattr repr dict set".split()
+)
+_TORCH_DTYPES = frozenset(
+    """
+    float float32 float64 double half float16 bfloat16 int int8 int16 int32 int64 long short uint8
+    bool complex64 complex128 cfloat cdouble
+    """.split()
+)
+# Tensor methods that return a tensor somewhere other than where the receiver is.
+_RELOCATING_METHODS = frozenset(("to", "cuda", "cpu", "type_as", "type"))
+# Methods that take other tensors without requiring them on the receiver's device.
+_DEVICE_TOLERANT_METHODS = frozenset(("to", "type_as", "cuda", "cpu", "copy_", "new_tensor", "expand_as", "view_as"))
+# Tuple-returning methods whose elements live where the receiver lives.
+_SPLITTING_METHODS = frozenset("chunk split unbind tensor_split sort topk max min median mode aminmax".split())
+_DROPPED_WITH_DEVICE = frozenset(("non_blocking",))
+
+
+class ArgKind(enum.Enum):
+    DEVICE = "device"
+    DTYPE = "dtype"
+    TENSOR = "tensor"  # `.to(other)`: moves to other's device and casts to its dtype
+    UNKNOWN = "unknown"
+
+
+class Target(enum.Enum):
+    """Where a move sends its tensor."""
+
+    INPUT = "input"  # the device of an input (or of the module's registered state)
+    CUDA = "cuda"  # a hard-coded GPU
+    OTHER = "other"  # a device we cannot place (a `device` variable, "cpu"...)
+
+
+@dataclass
+class FlowState:
+    """What the locals of a method hold just before one statement runs."""
+
+    inputs: set[str] = field(default_factory=set)  # derived from the method's tensor inputs
+    bound: set[str] = field(default_factory=set)  # on the inputs' or the module's device
+    cpu: dict[str, cst.Call] = field(default_factory=dict)  # made by this factory without device=
+    devices: set[str] = field(default_factory=set)  # `dev = x.device`
+    dtypes: set[str] = field(default_factory=set)  # `dt = x.dtype`
+
+    def copy(self) -> "FlowState":
+        return FlowState(set(self.inputs), set(self.bound), dict(self.cpu), set(self.devices), set(self.dtypes))
+
+
+@dataclass
+class Site:
+    site: StatementSite
+    state: FlowState  # before the statement
+
+
+@dataclass
+class PathMethod:
+    """A method that runs on every forward call."""
+
+    func: cst.FunctionDef
+    self_name: str
+    inputs: list[str]  # parameters holding input tensors, in order
+    sites: list[Site] = field(default_factory=list)
+    constants: frozenset[str] = frozenset()  # locals bound only to constant expressions
+    locals: frozenset[str] = frozenset()  # every name bound in the method
+
+    @property
+    def name(self) -> str:
+        return self.func.name.value
+
+    @property
+    def device_input(self) -> Optional[str]:
+        """The tensor argument whose `.device` a fix can use: the first input parameter."""
+        return self.inputs[0] if self.inputs else None
+
+
+@dataclass(frozen=True)
+class Move:
+    """A call that moves `subject` to another device: `.to(...)`, `.cuda()`, `.type_as(x)`,
+    `torch.as_tensor(subject, device=...)`."""
+
+    call: cst.Call
+    subject: cst.BaseExpression
+    method: str
+    target: Target
+    device: Optional[cst.BaseExpression]  # the device expression, when it is one argument
+    kept: Callable[[cst.BaseExpression], cst.BaseExpression]  # the call with the move dropped
+
+    def without_move(self, subject: Optional[cst.BaseExpression] = None) -> cst.BaseExpression:
+        """The expression once the move is gone (a dtype part stays), on `subject` if given."""
+        return self.kept(self.subject if subject is None else subject)
+
+    @property
+    def description(self) -> str:
+        return {"to": ".to()", "cuda": ".cuda()", "type_as": ".type_as()", "as_tensor": "torch.as_tensor(device=...)"}[
+            self.method
+        ]
+
+
+class ForwardFacts:
+    """The forward path of one module class and the device facts the forward rules share."""
+
+    def __init__(self, analysis: FileAnalysis, info: ClassInfo) -> None:
+        self.analysis = analysis
+        self.info = info
+        self.inference = analysis.inference
+        self.parameters = info.parameters
+        self.buffers = info.registered_buffers
+        self.submodules = info.submodules
+        self.constructor_attrs = _constructor_attrs(info)
+        self.module_constants = _module_constants(analysis.module)
+        self.methods = self._path()
+
+    # -- the path -------------------------------------------------------------------------
+    def _path(self) -> list[PathMethod]:
+        forward = self.info.methods.get("forward")
+        if forward is None or self_name(forward) is None:
+            return []
+        entry = PathMethod(forward, self_name(forward) or "self", input_params(forward, self.inference))
+        methods = {entry.name: entry}
+        order = [entry]
+        for _ in range(3):  # helper inputs come from their call sites: settle in a few passes
+            changed = False
+            for method in list(order):
+                for callee, inputs in self._walk(method):
+                    known = methods.get(callee.name.value)
+                    if known is None:
+                        known = PathMethod(callee, self_name(callee) or "self", [])
+                        methods[known.name] = known
+                        order.append(known)
+                        changed = True
+                    new = [p for p in inputs if p not in known.inputs]
+                    if new:
+                        known.inputs = [p for p in _param_names(callee) if p in {*known.inputs, *new}]
+                        changed = True
+            if not changed:
+                break
+        return order
+
+    def path_method(self, func: cst.FunctionDef) -> Optional[PathMethod]:
+        return next((method for method in self.methods if method.func is func), None)
+
+    def method_sites(self, func: cst.FunctionDef, inputs: list[str]) -> PathMethod:
+        """Any method walked like a forward-path one, its `inputs` standing for the tensors it is given."""
+        method = PathMethod(func, self_name(func) or "self", inputs)
+        for _ in self._walk(method):
+            pass
+        return method
+
+    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
+        """Record the state before each statement; yield the helpers called and their input params."""
+        method.locals = frozenset(_bound_names(method.func))
+        method.constants = self._constant_locals(method)
+        state = FlowState(set(method.inputs), set(method.inputs))
+        method.sites = []
+        for site in iter_sites(method.func):
+            method.sites.append(Site(site, state.copy()))
+            yield from self._helper_calls(method, site.small, state)
+            self._update(site.small, state, method)
+
+    def _helper_calls(
+        self, method: PathMethod, small: cst.CSTNode, state: FlowState
+    ) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
+        for call in calls_in(small):
+            if _self_attr(call.func, method.self_name) is None:
+                continue
+            assert isinstance(call.func, cst.Attribute)
+            callee = self.info.methods.get(call.func.attr.value)
+            if callee is None or callee.name.value in self.info.properties or self_name(callee) is None:
+                continue
+            yield callee, _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
+
+    def _update(self, small: cst.BaseSmallStatement, state: FlowState, method: PathMethod) -> None:
+        for target, value in _assigned(small):
+            if isinstance(target, cst.Name):
+                name = target.value
+                _toggle(state.inputs, name, self.derived(value, state, method, inputs_only=True))
+                _toggle(state.bound, name, self.derived(value, state, method))
+                _toggle(state.devices, name, _is_attr_of(value, "device"))
+                _toggle(state.dtypes, name, _is_attr_of(value, "dtype"))
+                origin = self.cpu_origin(value, state, method)
+                if origin is not None:
+                    state.cpu[name] = origin
+                else:
+                    state.cpu.pop(name, None)
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                self._update_unpacked(target, value, state, method)
+
+    def _update_unpacked(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, state: FlowState, method: PathMethod
+    ) -> None:
+        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]  # type: ignore[attr-defined]
+        splits = self._splits(value, state, method, inputs_only=False)
+        splits_inputs = self._splits(value, state, method, inputs_only=True)
+        for name in names:
+            _toggle(state.bound, name, splits)
+            _toggle(state.inputs, name, splits_inputs)
+            state.cpu.pop(name, None)
+            state.devices.discard(name)
+            state.dtypes.discard(name)
+
+    def _splits(self, value: cst.BaseExpression, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
+        """`q, k, v = self.qkv(x).chunk(3, -1)`: every element lives where x lives."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return any(self.derived(e.value, state, method, inputs_only) for e in value.elements)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value in _SPLITTING_METHODS:
+                return self.derived(value.func.value, state, method, inputs_only)
+        if isinstance(value, cst.Call) and self._is_submodule_call(value, method):
+            return not inputs_only or self._any_arg(value, state, method, inputs_only)
+        return False
+
+    # -- where tensors live -----------------------------------------------------------------
+    def derived(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod, inputs_only: bool = False) -> bool:
+        """Whether `expr` is a tensor living where the inputs live. With `inputs_only`, only values
+        computed from inputs count; otherwise the module's parameters, buffers and submodule
+        outputs count too (they follow the module's device)."""
+        if isinstance(expr, cst.Name):
+            return expr.value in (state.inputs if inputs_only else state.bound)
+        if isinstance(expr, cst.Attribute):
+            return self._derived_attribute(expr, state, method, inputs_only)
+        if isinstance(expr, cst.Subscript):
+            return self.derived(expr.value, state, method, inputs_only)
+        if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
+            return any(self.derived(op, state, method, inputs_only) for op in _operands(expr))
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self.derived(expr.expression, state, method, inputs_only)
+        if isinstance(expr, cst.IfExp):
+            branches = [b for b in (expr.body, expr.orelse) if not is_none(b)]
+            return bool(branches) and all(self.derived(b, state, method, inputs_only) for b in branches)
+        if isinstance(expr, cst.Call):
+            return self._derived_call(expr, state, method, inputs_only)
+        return False
+
+    def _derived_attribute(self, expr: cst.Attribute, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
+        attr = _self_attr(expr, method.self_name)
+        if attr is not None:
+            return not inputs_only and (attr in self.parameters or attr in self.buffers)
+        if _self_attr(expr.value, method.self_name) in self.submodules:
+            return not inputs_only  # `self.lin.weight`
+        return expr.attr.value in ("T", "mT", "H", "mH", "real", "imag", "data") and self.derived(
+            expr.value, state, method, inputs_only
+        )
+
+    def _derived_call(self, call: cst.Call, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
+        func = call.func
+        qualified = self.inference.qualify(func)
+        if qualified is not None and qualified.startswith("torch."):
+            short = qualified.rsplit(".", 1)[-1]
+            if short in FACTORIES and qualified.count(".") == 1:
+                device = _keyword(call, "device")
+                return device is not None and self.device_target(device, state, method, inputs_only) is Target.INPUT
+            return self._any_arg(call, state, method, inputs_only)
+        if self._is_submodule_call(call, method):
+            return not inputs_only or self._any_arg(call, state, method, inputs_only)
+        if isinstance(func, cst.Attribute):
+            if _self_attr(func, method.self_name) is not None:  # a helper method
+                return self._any_arg(call, state, method, inputs_only)
+            move = self.move(call, state, method)
+            if move is not None:
+                return move.target is Target.INPUT
+            method_name = func.attr.value
+            if method_name == "cpu" or method_name in self._non_tensor_methods():
+                return False
+            return self.derived(func.value, state, method, inputs_only)
+        if isinstance(func, cst.Name) and func.value not in _NON_TENSOR_BUILTINS:
+            return self._any_arg(call, state, method, inputs_only)
+        return False
+
+    @staticmethod
+    def _non_tensor_methods() -> frozenset[str]:
+        from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
+
+        return NON_TENSOR_METHODS
+
+    def _any_arg(self, call: cst.Call, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
+        return any(self.derived(v, state, method, inputs_only) for v in _arg_values(call))
+
+    def _is_submodule_call(self, call: cst.Call, method: PathMethod) -> bool:
+        return _self_attr(call.func, method.self_name) in self.submodules
+
+    def submodule_call(self, call: cst.Call, method: PathMethod) -> bool:
+        return self._is_submodule_call(call, method)
+
+    # -- tensors made on the CPU -------------------------------------------------------------
+    def factory_without_device(self, call: cst.Call, state: FlowState, method: PathMethod) -> bool:
+        """`torch.zeros(b, 8)`: a torch factory given no device (0-dim data tensors excluded)."""
+        qualified = self.inference.qualify(call.func)
+        if qualified is None or qualified.count(".") != 1 or not qualified.startswith("torch."):
+            return False
+        short = qualified[len("torch.") :]
+        if short not in FACTORIES or _keyword(call, "device") is not None or any(a.star for a in call.args):
+            return False
+        if short in _DATA_FACTORIES:
+            data = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if data is None or not isinstance(data, (cst.List, cst.Tuple, cst.ListComp)):
+                return False  # a scalar (0-dim, allowed next to CUDA tensors) or a tensor already placed
+        return True
+
+    def cpu_origin(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> Optional[cst.Call]:
+        """The device-less factory call `expr` still is (through methods, slices and arithmetic
+        with plain numbers), or None."""
+        if isinstance(expr, cst.Name):
+            return state.cpu.get(expr.value)
+        if isinstance(expr, cst.Subscript):
+            return self.cpu_origin(expr.value, state, method)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
+            return self.cpu_origin(expr.value, state, method)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.cpu_origin(expr.expression, state, method)
+        if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
+            return self._cpu_of_operands(list(_operands(expr)), state, method)
+        if isinstance(expr, cst.Call):
+            return self._cpu_origin_call(expr, state, method)
+        return None
+
+    def _cpu_origin_call(self, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[cst.Call]:
+        if self.factory_without_device(call, state, method):
+            return call
+        qualified = self.inference.qualify(call.func)
+        if qualified is not None and qualified.startswith("torch."):
+            return self._cpu_of_operands(list(_arg_values(call)), state, method)
+        func = call.func
+        if isinstance(func, cst.Attribute) and _self_attr(func, method.self_name) is None:
+            name = func.attr.value
+            if name in _RELOCATING_METHODS:
+                move = self.move(call, state, method)
+                return self.cpu_origin(func.value, state, method) if move is None and name != "cpu" else None
+            if name.startswith("new_") or name in self._non_tensor_methods():
+                return None
+            return self.cpu_origin(func.value, state, method)
+        return None
+
+    def _cpu_of_operands(
+        self, operands: Sequence[cst.BaseExpression], state: FlowState, method: PathMethod
+    ) -> Optional[cst.Call]:
+        if any(self.derived(op, state, method) for op in operands):
+            return None
+        return next((o for o in (self.cpu_origin(op, state, method) for op in operands) if o is not None), None)
+
+    # -- moves ---------------------------------------------------------------------------------
+    def move(self, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[Move]:
+        """The device move `call` makes, or None (dtype-only casts, `.cpu()` and unknowns are none)."""
+        func = call.func
+        qualified = self.inference.qualify(func)
+        if qualified in ("torch.as_tensor",):
+            return self._as_tensor_move(call, state, method)
+        if not isinstance(func, cst.Attribute) or qualified is not None:
+            return None
+        if func.attr.value == "to":
+            return self._to_move(call, func.value, state, method)
+        if func.attr.value == "cuda" and not any(a.star for a in call.args):
+            return Move(call, func.value, "cuda", Target.CUDA, None, _keep_subject(call))
+        if func.attr.value == "type_as" and len(call.args) == 1 and call.args[0].keyword is None:
+            other = call.args[0].value
+            if self._arg_kind(other, state, method) is ArgKind.TENSOR:
+                return Move(call, func.value, "type_as", Target.INPUT, None, _type_as_kept(call, other))
+        return None
+
+    def _to_move(
+        self, call: cst.Call, subject: cst.BaseExpression, state: FlowState, method: PathMethod
+    ) -> Optional[Move]:
+        if any(a.star for a in call.args):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        device: Optional[cst.Arg] = _keyword_arg(call, "device")
+        tensor: Optional[cst.Arg] = None
+        if positional:
+            kind = self._arg_kind(positional[0].value, state, method)
+            if kind is ArgKind.UNKNOWN:
+                return None
+            if kind is ArgKind.DEVICE:
+                device = positional[0]
+            elif kind is ArgKind.TENSOR:
+                tensor = positional[0]
+        if device is not None:
+            target = self.device_target(device.value, state, method)
+            return Move(call, subject, "to", target, device.value, _to_kept(call, device, None))
+        if tensor is not None:
+            target = Target.INPUT if self.derived(tensor.value, state, method) else Target.OTHER
+            return Move(call, subject, "to", target, tensor.value, _to_kept(call, None, tensor))
+        return None
+
+    def _as_tensor_move(self, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[Move]:
+        device = _keyword_arg(call, "device")
+        if device is None or not call.args or call.args[0].keyword is not None:
+            return None
+        target = self.device_target(device.value, state, method)
+        return Move(call, call.args[0].value, "as_tensor", target, device.value, _as_tensor_kept(call, device))
+
+    def _arg_kind(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> ArgKind:
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) or _is_attr_of(expr, "device"):
+            return ArgKind.DEVICE
+        if _is_attr_of(expr, "dtype"):
+            return ArgKind.DTYPE
+        qualified = self.inference.qualify(expr)
+        if qualified is not None:
+            if qualified == "torch.device":
+                return ArgKind.UNKNOWN
+            if qualified.startswith("torch.") and qualified[len("torch.") :] in _TORCH_DTYPES:
+                return ArgKind.DTYPE
+        if isinstance(expr, cst.Call) and self.inference.qualify(expr.func) == "torch.device":
+            return ArgKind.DEVICE
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            if name in state.devices or name in ("device", "dev") or name.endswith("_device"):
+                return ArgKind.DEVICE
+            if name in state.dtypes or name == "dtype" or name.endswith("_dtype"):
+                return ArgKind.DTYPE
+        if self.derived(expr, state, method):
+            return ArgKind.TENSOR
+        return ArgKind.UNKNOWN
+
+    def device_target(
+        self, expr: cst.BaseExpression, state: FlowState, method: PathMethod, inputs_only: bool = False
+    ) -> Target:
+        if is_cuda_literal(expr, self.inference.qualify):
+            return Target.CUDA
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+            if self.derived(expr.value, state, method, inputs_only):
+                return Target.INPUT
+        if isinstance(expr, cst.Name) and expr.value in state.devices and not inputs_only:
+            return Target.INPUT
+        return Target.OTHER
+
+    # -- constants ------------------------------------------------------------------------------
+    def is_constant(self, expr: cst.BaseExpression, method: PathMethod) -> bool:
+        """Built only from literals, torch calls that are not random, constructor-time attributes,
+        module-level literals and locals bound to such expressions."""
+        return _Constant(self, method).check(expr)
+
+    def _constant_locals(self, method: PathMethod) -> frozenset[str]:
+        values: dict[str, list[cst.BaseExpression]] = {}
+        blocked: set[str] = set(_param_names(method.func))
+        for site in iter_sites(method.func):
+            for target, value in _assigned(site.small):
+                if isinstance(target, cst.Name):
+                    values.setdefault(target.value, []).append(value)
+                else:
+                    blocked |= set(_store_names(target))
+            if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
+                blocked.add(site.small.target.value)
+        blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
+        constants: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            method.constants = frozenset(constants)
+            for name, exprs in values.items():
+                if name not in blocked and name not in constants and all(self.is_constant(e, method) for e in exprs):
+                    constants.add(name)
+                    changed = True
+        return frozenset(constants)
+
+
+class _Constant:
+    """The constant-expression test, recursive over the expression's shape."""
+
+    def __init__(self, facts: ForwardFacts, method: PathMethod) -> None:
+        self.facts = facts
+        self.method = method
+
+    def check(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        if isinstance(expr, cst.Name):
+            return self._name(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr)
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, (cst.BinaryOperation, cst.Comparison, cst.BooleanOperation)):
+            return all(self.check(op) for op in _operands(expr))
+        if isinstance(expr, cst.UnaryOperation):
+            return self.check(expr.expression)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return all(isinstance(e, cst.Element) and self.check(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Subscript):
+            return self.check(expr.value) and all(self._slice(s.slice) for s in expr.slice)
+        if isinstance(expr, cst.IfExp):
+            return self.check(expr.test) and self.check(expr.body) and self.check(expr.orelse)
+        return False
+
+    def _name(self, name: str) -> bool:
+        if name in ("True", "False", "None"):
+            return True
+        if name in self.method.locals:
+            return name in self.method.constants
+        return name in self.facts.module_constants
+
+    def _attribute(self, expr: cst.Attribute) -> bool:
+        attr = _self_attr(expr, self.method.self_name)
+        if attr is not None:
+            return attr in self.facts.constructor_attrs
+        qualified = self.facts.inference.qualify(expr)
+        if qualified is not None:
+            return qualified.split(".")[0] in ("torch", "math")
+        return self.check(expr.value)  # `.T`, `.shape` of a constant
+
+    def _call(self, call: cst.Call) -> bool:
+        if not all(self.check(arg.value) for arg in call.args if not arg.star):
+            return False
+        if any(arg.star for arg in call.args):
+            return False
+        func = call.func
+        qualified = self.facts.inference.qualify(func)
+        if qualified is not None:
+            head, _, _ = qualified.partition(".")
+            return head in ("torch", "math") and qualified.rsplit(".", 1)[-1] not in _NOT_CONSTANT
+        if isinstance(func, cst.Name):
+            return func.value in _PURE_BUILTINS and func.value not in self.method.locals
+        if isinstance(func, cst.Attribute) and _self_attr(func, self.method.self_name) is None:
+            name = func.attr.value
+            return not name.endswith("_") and name not in _NOT_CONSTANT and name not in _RELOCATING_METHODS - {
+                "type"
+            } and self.check(func.value)
+        return False
+
+    def _slice(self, node: cst.BaseSlice) -> bool:
+        if isinstance(node, cst.Index):
+            return self.check(node.value)
+        if isinstance(node, cst.Slice):
+            return all(part is None or self.check(part) for part in (node.lower, node.upper, node.step))
+        return False
+
+
+_FACTS: "weakref.WeakKeyDictionary[FileAnalysis, dict[int, ForwardFacts]]" = weakref.WeakKeyDictionary()
+
+
+def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
+    """The facts for one class, computed once per file and shared by the four forward rules."""
+    per_file = _FACTS.setdefault(analysis, {})
+    facts = per_file.get(id(info))
+    if facts is None:
+        facts = per_file[id(info)] = ForwardFacts(analysis, info)
+    return facts
+
+
+# -- small helpers ---------------------------------------------------------------------------------
+def nodes_of(root: cst.CSTNode, types: "type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]") -> Iterator[cst.CSTNode]:
+    """Nodes of `types` under `root` (itself included), outermost first."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, types):
+            yield node
+        stack.extend(reversed(child_nodes(node)))
+
+
+_SKIPPED_FIELDS = ("lpar", "rpar", "whitespace", "comma", "semicolon", "leading_lines", "lines_after", "header", "footer")
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The syntax children of `node`, read from its dataclass fields. libcst's `children` and
+    matcher `findall` run a visitor that rebuilds every node, which costs far more."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_SKIPPED_FIELDS))
+        _FIELDS[type(node)] = names
+    found: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
+
+
+def calls_in(root: cst.CSTNode) -> Iterator[cst.Call]:
+    for node in nodes_of(root, cst.Call):
+        assert isinstance(node, cst.Call)
+        yield node
+
+
+def input_params(func: cst.FunctionDef, inference: TensorInference) -> list[str]:
+    """Parameters of `forward` that may hold input tensors: annotated as tensors, or unannotated
+    with no default or a `None` default (`scale: float`, `n=3` are not tensors)."""
+    annotated = tensor_params(func, inference)
+    params = func.params
+    names = []
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params)[1:]:
+        name = param.name.value
+        if name in annotated or (param.annotation is None and (param.default is None or is_none(param.default))):
+            names.append(name)
+    return names
+
+
+def is_cuda_literal(expr: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    """`"cuda"`, `"cuda:0"`, `torch.device("cuda")`, `torch.device("cuda", 0)`."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
+    if isinstance(expr, cst.Call) and qualify(expr.func) == "torch.device" and expr.args:
+        return is_cuda_literal(expr.args[0].value, qualify)
+    return False
+
+
+def _param_names(func: cst.FunctionDef) -> list[str]:
+    params = func.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return names
+
+
+def _bound_params(callee: cst.FunctionDef, call: cst.Call, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
+    """Parameters of `callee` that `call` passes an input-derived tensor to."""
+    params = callee.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
+    names = []
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            if is_input(arg.value):
+                names.append(arg.keyword.value)
+            continue
+        if index < len(positional) and is_input(arg.value):
+            names.append(positional[index])
+        index += 1
+    return names
+
+
+def _bound_names(func: cst.FunctionDef) -> set[str]:
+    names = set(_param_names(func))
+    binders = (cst.AssignTarget, cst.For, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.CompFor, cst.AsName)
+    for node in nodes_of(func.body, binders):
+        target = node.name if isinstance(node, cst.AsName) else getattr(node, "target")
+        names |= set(_store_names(target))
+    return names
+
+
+def _store_names(target: cst.BaseExpression) -> Iterator[str]:
+    """Names a target binds (`a`, `a, *b`), not the bases of `a.b = ...` or `a[i] = ...`."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _store_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _store_names(target.value)
+
+
+def _assigned(small: cst.CSTNode) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    if isinstance(small, cst.Assign):
+        for target in small.targets:
+            yield target.target, small.value
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        yield small.target, small.value
+
+
+def _constructor_attrs(info: ClassInfo) -> frozenset[str]:
+    """Attributes set only in `__init__`, to plain (non-tensor, non-module) values; and class
+    attributes bound to literals that no method reassigns."""
+    assigned: dict[str, list[bool]] = {}
+    for a in info.assignments:
+        ok = a.in_init and not a.augmented and a.kind in (ValueKind.OTHER, ValueKind.NONE)
+        assigned.setdefault(a.attr, []).append(ok)
+    state = info.parameters | info.registered_buffers | info.submodules | info.properties | set(info.methods)
+    names = {attr for attr, oks in assigned.items() if all(oks) and attr not in state}
+    for attr, values in info.class_attrs.items():
+        if attr not in assigned and all(_is_literal(v) for v in values):
+            names.add(attr)
+    return frozenset(names)
+
+
+def _module_constants(module: cst.Module) -> frozenset[str]:
+    names: dict[str, bool] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for target, value in (tv for small in stmt.body for tv in _assigned(small)):
+                if isinstance(target, cst.Name):
+                    names[target.value] = target.value not in names and _is_literal(value)
+    return frozenset(n for n, ok in names.items() if ok)
+
+
+def _is_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_literal(expr.expression)
+    if isinstance(expr, (cst.Tuple,)):
+        return all(isinstance(e, cst.Element) and _is_literal(e.value) for e in expr.elements)
+    return False
+
+
+def _toggle(names: set[str], name: str, present: bool) -> None:
+    if present:
+        names.add(name)
+    else:
+        names.discard(name)
+
+
+def _self_attr(node: cst.BaseExpression, self_name: Optional[str]) -> Optional[str]:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:
+        return node.attr.value
+    return None
+
+
+def self_attr_root(node: cst.BaseExpression, self_name: str) -> Optional[str]:
+    """`self.pe` or `self.pe[:, :n]` -> "pe"."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return _self_attr(node, self_name)
+
+
+def _is_attr_of(expr: cst.BaseExpression, attr: str) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == attr
+
+
+def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation)):
+        yield expr.left
+        yield expr.right
+    elif isinstance(expr, cst.Comparison):
+        yield expr.left
+        for target in expr.comparisons:
+            yield target.comparator
+
+
+def _arg_values(call: cst.Call) -> Iterator[cst.BaseExpression]:
+    """Argument values, with list and tuple literals opened (`torch.cat([a, b])`)."""
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            yield from (e.value for e in value.elements)
+        else:
+            yield value
+
+
+def combined_operands(node: cst.CSTNode, facts: ForwardFacts, method: PathMethod) -> Optional[list[cst.BaseExpression]]:
+    """The tensors an operation needs on one device: both sides of arithmetic and comparisons,
+    the tensor arguments of torch functions, the receiver and arguments of tensor methods,
+    and the arguments of a submodule call. None when `node` does not combine tensors."""
+    if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+        return list(_operands(node))
+    if not isinstance(node, cst.Call):
+        return None
+    qualified = facts.inference.qualify(node.func)
+    if qualified is not None:
+        if not qualified.startswith("torch.") or qualified.rsplit(".", 1)[-1] in FACTORIES:
+            return None
+        return list(_arg_values(node))
+    func = node.func
+    if isinstance(func, cst.Attribute) and _self_attr(func, method.self_name) is None:
+        if func.attr.value in _DEVICE_TOLERANT_METHODS or func.attr.value.startswith("new_"):
+            return None
+        return [func.value, *_arg_values(node)]
+    return None
+
+
+def _keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    arg = _keyword_arg(call, name)
+    return arg.value if arg is not None else None
+
+
+# -- what a call is once its move is dropped ----------------------------------------------------
+def with_parens_of(node: cst.BaseExpression, like: cst.BaseExpression) -> cst.BaseExpression:
+    """`node`, wearing the parentheses `like` had (they may matter where `like` stood)."""
+    lpar, rpar = getattr(like, "lpar", ()), getattr(like, "rpar", ())
+    if lpar:
+        return node.with_changes(lpar=lpar, rpar=rpar)
+    return node
+
+
+def _keep_subject(call: cst.Call) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    return lambda subject: with_parens_of(subject, call)
+
+
+def _without_args(call: cst.Call, drop: Sequence[cst.Arg]) -> list[cst.Arg]:
+    dropped = {id(a) for a in drop}
+    args = [a for a in call.args if id(a) not in dropped]
+    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT and id(call.args[-1]) in dropped:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return args
+
+
+def _dtype_of(tensor: cst.BaseExpression) -> cst.Attribute:
+    atomic = isinstance(tensor, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or bool(getattr(tensor, "lpar", ()))
+    value = tensor if atomic else tensor.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Attribute(value=value, attr=cst.Name("dtype"))
+
+
+def _retarget(call: cst.Call, subject: cst.BaseExpression, args: list[cst.Arg]) -> cst.BaseExpression:
+    """`subject.to(args)`, or `subject` alone when nothing is left to pass."""
+    if not args:
+        return with_parens_of(subject, call)
+    assert isinstance(call.func, cst.Attribute)
+    return call.with_changes(func=call.func.with_changes(value=subject), args=args)
+
+
+def _to_kept(
+    call: cst.Call, device: Optional[cst.Arg], tensor: Optional[cst.Arg]
+) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    def kept(subject: cst.BaseExpression) -> cst.BaseExpression:
+        extra = [a for a in call.args if a.keyword is not None and a.keyword.value in _DROPPED_WITH_DEVICE]
+        if tensor is not None:
+            args = _without_args(call, extra)
+            args = [a.with_changes(value=_dtype_of(tensor.value)) if a is tensor else a for a in args]
+            return _retarget(call, subject, args)
+        return _retarget(call, subject, _without_args(call, [a for a in (device, *extra) if a is not None]))
+
+    return kept
+
+
+def _type_as_kept(call: cst.Call, other: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    def kept(subject: cst.BaseExpression) -> cst.BaseExpression:
+        assert isinstance(call.func, cst.Attribute)
+        func = call.func.with_changes(value=subject, attr=cst.Name("to"))
+        return call.with_changes(func=func, args=[call.args[0].with_changes(value=_dtype_of(other))])
+
+    return kept
+
+
+def _as_tensor_kept(call: cst.Call, device: cst.Arg) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    def kept(subject: cst.BaseExpression) -> cst.BaseExpression:
+        args = _without_args(call, [device])
+        if len(args) == 1:
+            return with_parens_of(subject, call)  # as_tensor of a tensor, no dtype: the tensor itself
+        return call.with_changes(args=[args[0].with_changes(value=subject), *args[1:]])
+
+    return kept
+
+
+def dotted(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or cst.Module([]).code_for_node(node)

@@ -1,0 +1,112 @@
+"""Whether a tensor expression requires grad: literal evidence only (`requires_grad=True`,
+`.requires_grad_()`, `nn.Parameter(...)`, a parameter of the module), never guesses.
+
+BUF007 asks this about tensors handed to `register_buffer`; BUF008 uses the `requires_grad`
+argument helpers to recognise parameters created frozen.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+from bufferlint.analysis import torch_api
+from bufferlint.analysis.flow import iter_sites
+from bufferlint.analysis.tensors import TensorInference
+
+# Tensor methods whose result never requires grad, whatever the receiver.
+_GRAD_STOPPING_METHODS = frozenset("detach detach_ new_zeros new_ones new_empty new_full new_tensor".split())
+
+
+def is_literal(node: Optional[cst.BaseExpression], value: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == value
+
+
+def argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.BaseExpression]:
+    """The value passed as `keyword=` or as the `position`-th positional argument."""
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    return positional[position].value if len(positional) > position else None
+
+
+def method_name(call: cst.Call) -> Optional[str]:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def requires_grad_flag(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """For `<x>.requires_grad_(flag)`: the flag (`True` when omitted); None for other calls."""
+    if method_name(call) != "requires_grad_":
+        return None
+    flag = argument(call, "requires_grad", 0)
+    return flag if flag is not None else cst.Name("True")
+
+
+class GradInference:
+    """Explains why an expression requires grad, or answers None when nothing says it does.
+
+    `parameter` tells whether `self.<name>` (or a dotted path under self) is a parameter.
+    """
+
+    def __init__(self, inference: TensorInference, parameter: Callable[[cst.BaseExpression], Optional[str]]) -> None:
+        self.inference = inference
+        self.parameter = parameter
+
+    def reason(self, node: cst.BaseExpression, grad_locals: dict[str, str]) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return grad_locals.get(node.value)
+        if isinstance(node, cst.Attribute):
+            return self.parameter(node)
+        if isinstance(node, cst.Subscript):
+            return self.reason(node.value, grad_locals)
+        if isinstance(node, cst.BinaryOperation):
+            return self.reason(node.left, grad_locals) or self.reason(node.right, grad_locals)
+        if isinstance(node, cst.UnaryOperation):
+            return self.reason(node.expression, grad_locals)
+        if isinstance(node, cst.Call):
+            return self._call_reason(node, grad_locals)
+        return None
+
+    def _call_reason(self, call: cst.Call, grad_locals: dict[str, str]) -> Optional[str]:
+        if self.inference.qualify(call.func) in torch_api.PARAMETER_CLASSES:
+            return "an nn.Parameter"
+        flag = requires_grad_flag(call)
+        if flag is not None:
+            return "a tensor after .requires_grad_()" if is_literal(flag, "True") else None
+        if is_literal(argument_keyword(call, "requires_grad"), "True"):
+            return "a tensor created with requires_grad=True"
+        name = method_name(call)
+        if name is not None and name not in _GRAD_STOPPING_METHODS and self.inference.qualify(call.func) is None:
+            # `.float()`, `.clone()`, `.t()` keep the receiver's autograd history.
+            assert isinstance(call.func, cst.Attribute)
+            return self.reason(call.func.value, grad_locals)
+        return None
+
+    def locals_before(self, function: cst.FunctionDef, stop: cst.BaseSmallStatement) -> dict[str, str]:
+        """Local names that hold grad-requiring tensors when `stop` runs (source order)."""
+        found: dict[str, str] = {}
+        for site in iter_sites(function):
+            if site.small is stop:
+                break
+            if isinstance(site.small, cst.Assign):
+                reason = self.reason(site.small.value, found)
+                for target in site.small.targets:
+                    if isinstance(target.target, cst.Name):
+                        _set(found, target.target.value, reason)
+        return found
+
+
+def argument_keyword(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    return None
+
+
+def _set(found: dict[str, str], name: str, reason: Optional[str]) -> None:
+    if reason is None:
+        found.pop(name, None)
+    else:
+        found[name] = reason

@@ -1,0 +1,219 @@
+"""Parameters of a module class: which are created frozen (`requires_grad=False`), which code
+unfreezes them again, and which attribute paths name a parameter.
+
+Unfreezing is judged conservatively, because a frozen parameter that something unfreezes is a
+real parameter: `<anything>.w.requires_grad = <not False>` or `<anything>.w.requires_grad_(...)`
+anywhere in the file unfreezes `w`; `self.requires_grad_()`, a loop such as
+`for p in self.parameters(): p.requires_grad = True` (also `named_parameters()`, `modules()`,
+`named_modules()`, `_parameters`, nested loops over those) or a dynamic receiver
+(`getattr(self, name)`, `params[name]`) unfreezes every parameter of the class it sits in, and
+of that class's same-file bases and subclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import libcst as cst
+import libcst.matchers as m
+
+from bufferlint.analysis import torch_api
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo
+from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.grad import argument, is_literal, requires_grad_flag
+from bufferlint.analysis.tensors import TensorInference
+
+# Methods of a module whose results reach its own parameters (`children()` does not: it yields
+# submodules, whose parameters are not the class's own).
+_PARAMETER_SOURCES = frozenset("parameters named_parameters modules named_modules _parameters".split())
+_SUBMODULE_PARAMETERS = frozenset(("weight", "bias"))
+
+
+@dataclass(frozen=True)
+class FrozenParameter:
+    """`self.<attr> = nn.Parameter(<data>, requires_grad=False)` (or `.requires_grad_(False)`)."""
+
+    attr: str
+    assignment: AttrAssignment
+    data: Optional[cst.BaseExpression]  # None for `nn.Parameter(requires_grad=False)` without data
+
+
+def frozen_parameter_data(call: cst.BaseExpression, inference: TensorInference) -> Union[cst.BaseExpression, None, bool]:
+    """For a frozen `nn.Parameter(...)` expression: its data argument (None when absent);
+    False when the expression is not a frozen parameter."""
+    if not isinstance(call, cst.Call):
+        return False
+    flag = requires_grad_flag(call)
+    if flag is not None:
+        # `nn.Parameter(t).requires_grad_(False)`: the last word on requires_grad wins.
+        inner = call.func.value  # type: ignore[attr-defined]
+        if not is_literal(flag, "False") or not _is_parameter_call(inner, inference):
+            return False
+        return argument(inner, "data", 0)
+    if not _is_parameter_call(call, inference) or not is_literal(argument(call, "requires_grad", 1), "False"):
+        return False
+    return argument(call, "data", 0)
+
+
+def _is_parameter_call(node: cst.BaseExpression, inference: TensorInference) -> bool:
+    return isinstance(node, cst.Call) and inference.qualify(node.func) in torch_api.PARAMETER_CLASSES
+
+
+def frozen_parameters(info: ClassInfo, inference: TensorInference) -> list[FrozenParameter]:
+    found = []
+    for assignment in info.assignments:
+        if not isinstance(assignment.value, cst.Call) or assignment.augmented:
+            continue
+        data = frozen_parameter_data(assignment.value, inference)
+        if data is not False:
+            found.append(FrozenParameter(assignment.attr, assignment, data if isinstance(data, cst.BaseExpression) else None))
+    return found
+
+
+def parameter_reference(info: ClassInfo, node: cst.BaseExpression, owner: Optional[str]) -> Optional[str]:
+    """`self.w` (w a parameter of the class) or `self.lin.weight` (lin a submodule): its name."""
+    if owner is None or not isinstance(node, cst.Attribute):
+        return None
+    base = node.value
+    if isinstance(base, cst.Name) and base.value == owner and node.attr.value in info.parameters:
+        return f"the nn.Parameter `{owner}.{node.attr.value}`"
+    if (
+        node.attr.value in _SUBMODULE_PARAMETERS
+        and isinstance(base, cst.Attribute)
+        and m.matches(base.value, m.Name(owner))
+        and base.attr.value in info.submodules
+    ):
+        return f"the nn.Parameter `{owner}.{base.attr.value}.{node.attr.value}`"
+    return None
+
+
+@dataclass
+class Unfreezing:
+    """What the code of one file unfreezes."""
+
+    names: set[str] = field(default_factory=set)  # attributes unfrozen by name, anywhere
+    everything_in: set[int] = field(default_factory=set)  # ids of ClassDefs that unfreeze all their parameters
+
+    def unfreezes(self, info: ClassInfo, attr: str, related: list[ClassInfo]) -> bool:
+        if attr in self.names:
+            return True
+        return any(id(c.node) in self.everything_in for c in (info, *related))
+
+
+def related_classes(info: ClassInfo, all_classes: list[ClassInfo]) -> list[ClassInfo]:
+    """Same-file bases and subclasses: code in them runs on the same instances."""
+    bases = list(info.ancestors())
+    subclasses = [c for c in all_classes if any(a is info for a in c.ancestors())]
+    return bases + subclasses
+
+
+def find_unfreezing(module: cst.Module) -> Unfreezing:
+    collector = _UnfreezeCollector()
+    module.visit(collector)
+    return collector.result
+
+
+class _UnfreezeCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.result = Unfreezing()
+        self.classes: list[cst.ClassDef] = []
+        self.self_names: list[Optional[str]] = []
+        # Per function: names bound to the module's own parameters or modules (loop targets, locals).
+        self.sources: list[set[str]] = [set()]
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.self_names.append(self_name(node) if self.classes else None)
+        self.sources.append(set())
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.self_names.pop()
+        self.sources.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, node.iter)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._bind_comprehension(node.for_in)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._bind_comprehension(node.for_in)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._bind_comprehension(node.for_in)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._bind_comprehension(node.for_in)
+
+    def _bind_comprehension(self, for_in: Optional[cst.CompFor]) -> None:
+        # The element is visited before its `for` clauses: bind their targets first.
+        while for_in is not None:
+            self._bind(for_in.target, for_in.iter)
+            for_in = for_in.inner_for_in
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
+                if not is_literal(node.value, "False"):
+                    self._unfrozen(target.target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        flag = requires_grad_flag(node)
+        if flag is not None and not is_literal(flag, "False"):
+            self._unfrozen(node.func.value)  # type: ignore[attr-defined]
+
+    @property
+    def _owner(self) -> Optional[str]:
+        return self.self_names[-1] if self.self_names else None
+
+    def _bind(self, target: cst.BaseExpression, source: cst.BaseExpression) -> None:
+        if self._reaches_parameters(source):
+            for name in m.findall(target, m.Name()):
+                assert isinstance(name, cst.Name)
+                self.sources[-1].add(name.value)
+
+    def _reaches_parameters(self, node: cst.BaseExpression) -> bool:
+        """`self.parameters()`, `m.named_parameters()` (m a source), `list(params)`..."""
+        owners = set(self.sources[-1]) | ({self._owner} if self._owner else set())
+        for attr in m.findall(node, m.Attribute(attr=m.OneOf(*(m.Name(n) for n in _PARAMETER_SOURCES)))):
+            assert isinstance(attr, cst.Attribute)
+            if isinstance(attr.value, cst.Name) and attr.value.value in owners:
+                return True
+        return any(isinstance(n, cst.Name) and n.value in self.sources[-1] for n in m.findall(node, m.Name()))
+
+    def _unfrozen(self, receiver: cst.BaseExpression) -> None:
+        if isinstance(receiver, cst.Attribute):
+            self.result.names.add(receiver.attr.value)
+        elif isinstance(receiver, cst.Subscript) and _string_index(receiver) is not None:
+            self.result.names.add(_string_index(receiver) or "")
+        elif self.classes and self._reaches_module(receiver):
+            self.result.everything_in.add(id(self.classes[-1]))
+
+    def _reaches_module(self, receiver: cst.BaseExpression) -> bool:
+        """The module itself, one of its parameters bound by a loop, or a dynamic lookup on it."""
+        owner = self._owner
+        if isinstance(receiver, cst.Name):
+            return receiver.value == owner or receiver.value in self.sources[-1]
+        if isinstance(receiver, cst.Call):  # getattr(self, name)
+            return m.matches(receiver.func, m.Name("getattr")) and bool(receiver.args) and (
+                m.matches(receiver.args[0].value, m.Name(owner or "")) or self._reaches_parameters(receiver.args[0].value)
+            )
+        if isinstance(receiver, cst.Subscript):  # params[name], self._parameters[key]
+            return self._reaches_parameters(receiver.value) or self._reaches_module(receiver.value)
+        return False
+
+
+def _string_index(node: cst.Subscript) -> Optional[str]:
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    value = node.slice[0].slice.value
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value
+    return None

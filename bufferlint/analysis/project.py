@@ -1,0 +1,223 @@
+"""Project-wide index of nn.Module subclasses, so a class whose base lives in another file of the
+linted tree (a loss base, a VAE base, an augmentation base) is still known to be a module.
+
+Each file is analysed on its own with libcst; this pre-pass is deliberately cheaper: a substring
+test, then Python's own `ast` parser on files that define classes, reading only class headers and
+imports. Module-ness then propagates across files until nothing changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from functools import lru_cache
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from bufferlint.analysis import torch_api
+
+_CLASS_HEADER = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+_MAX_ALIAS_HOPS = 8  # re-export chains (`pkg/__init__.py` importing from `pkg/base.py`) are short
+
+
+@dataclass
+class FileIndex:
+    """Class headers and imports of one file, with every name qualified as far as possible."""
+
+    module: str
+    classes: dict[str, list[str]] = field(default_factory=dict)  # qualified class -> qualified bases
+    aliases: dict[str, str] = field(default_factory=dict)  # `module.local` -> what the import names
+
+
+def module_name(path: str) -> str:
+    """Dotted module name of a file: its folders up to the first one without `__init__.py`."""
+    folder, filename = os.path.split(os.path.abspath(path))
+    stem = os.path.splitext(filename)[0]
+    package = _package_of(folder)
+    if stem == "__init__":
+        return package or stem
+    return f"{package}.{stem}" if package else stem
+
+
+@lru_cache(maxsize=None)
+def _package_of(folder: str) -> str:
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return ""
+    parent, name = os.path.split(folder)
+    if not name:
+        return ""
+    outer = _package_of(parent)
+    return f"{outer}.{name}" if outer else name
+
+
+def index_source(source: bytes, module: str, is_package: bool = False) -> Optional[FileIndex]:
+    """The class headers and imports of one file; None when it defines no class or does not parse."""
+    if not _CLASS_HEADER.search(source) and b"import" not in source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None  # the per-file pass reports parse errors
+    index = FileIndex(module)
+    package = module if is_package else module.rpartition(".")[0]
+    local: dict[str, str] = {}
+    for node in _top_level(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            local.update(_import_bindings(node, package))
+        elif isinstance(node, ast.ClassDef):
+            local[node.name] = f"{module}.{node.name}"
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.ClassDef):
+            bases = [_qualify(base, local) for base in node.bases]
+            index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
+    index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
+    return index
+
+
+def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Module-level statements, including those under `if`/`try` (optional imports, version checks)."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                yield from _top_level(block)
+
+
+def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:
+    bindings: dict[str, str] = {}
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                bindings[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                bindings[top] = top
+        return bindings
+    assert isinstance(node, ast.ImportFrom)
+    base = _absolute(node.module or "", node.level, package)
+    if base is None:
+        return bindings
+    for alias in node.names:
+        if alias.name != "*":
+            bindings[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return bindings
+
+
+def _absolute(module: str, level: int, package: str) -> Optional[str]:
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    anchor = parts[: len(parts) - (level - 1)]
+    return ".".join([*anchor, module] if module else anchor)
+
+
+def _qualify(node: ast.expr, local: dict[str, str]) -> Optional[str]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None  # `Base[T]`, calls, ...: not a plain class reference
+    head = local.get(node.id)
+    if head is None:
+        return None
+    return ".".join([head, *reversed(parts)])
+
+
+class ProjectIndex:
+    """Module classes of a set of files, propagated through imports and re-exports."""
+
+    def __init__(self, files: Iterable[FileIndex], extra_bases: Iterable[str] = ()) -> None:
+        self.classes: dict[str, list[str]] = {}
+        self.aliases: dict[str, str] = {}
+        for index in files:
+            self.classes.update(index.classes)
+            self.aliases.update(index.aliases)
+        self.extra_bases = frozenset(extra_bases)
+        self.modules: set[str] = set()
+        self._propagate()
+
+    def canonical(self, name: str) -> str:
+        """Follow re-exports (`pkg.Base` -> `pkg.base.Base`) to where a class is defined."""
+        for _ in range(_MAX_ALIAS_HOPS):
+            if name in self.classes:
+                return name
+            target = self._alias_target(name)
+            if target is None or target == name:
+                return name
+            name = target
+        return name
+
+    def _alias_target(self, name: str) -> Optional[str]:
+        # `pkg.sub.Base` may be `pkg.sub` imported under an alias, then `.Base` on it.
+        head, rest = name, ""
+        while head:
+            target = self.aliases.get(head)
+            if target is not None:
+                return f"{target}{rest}"
+            head, _, last = head.rpartition(".")
+            rest = f".{last}{rest}"
+        return None
+
+    def _is_module_base(self, name: str) -> bool:
+        resolved = self.canonical(name)
+        return (
+            torch_api.is_module_base(resolved)
+            or resolved in self.modules
+            or name in self.extra_bases
+            or resolved in self.extra_bases
+            or name.rpartition(".")[2] in self.extra_bases
+        )
+
+    def _propagate(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.classes.items():
+                if name not in self.modules and any(self._is_module_base(b) for b in bases):
+                    self.modules.add(name)
+                    changed = True
+
+    def base_names(self) -> tuple[str, ...]:
+        """Names under which the per-file pass may meet a project module class used as a base in
+        another class: qualified, re-exported, and the bare class name unless a non-module class
+        shares it. Classes nobody derives from need no entry (the per-file pass finds them)."""
+        used = {self.canonical(b) for bases in self.classes.values() for b in bases} & self.modules
+        non_module_short = {n.rpartition(".")[2] for n in self.classes if n not in self.modules}
+        names: set[str] = set()
+        for qualified in used:
+            short = qualified.rpartition(".")[2]
+            names.add(qualified)
+            if short not in non_module_short:
+                names.add(short)
+                # `from . import base` then `class A(base.Base)`: written as `base.Base`.
+                names.add(".".join(qualified.split(".")[-2:]))
+        for alias, target in self.aliases.items():
+            if self.canonical(target) in used:
+                names.add(alias)
+        return tuple(sorted(names))
+
+
+def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names to add to `module_bases` for a run over `paths`."""
+    indexes = []
+    for path in paths:
+        if not path.endswith((".py", ".pyi")):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+        except OSError:
+            continue
+        is_package = os.path.basename(path) == "__init__.py"
+        index = index_source(source, module_name(path), is_package)
+        if index is not None:
+            indexes.append(index)
+    project = ProjectIndex(indexes, extra_bases)
+    return project.base_names()

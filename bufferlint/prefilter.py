@@ -1,0 +1,152 @@
+"""Decide, without libcst, that a file cannot hold a finding.
+
+Every rule reports on `analysis.module_classes` only (the nn.Module subclasses of the file), so a
+file without one has no finding. Two gates, each a necessary condition:
+
+1. text: the file contains one of the enabled rules' trigger words (`Rule.triggers`);
+2. syntax: CPython's own parser (`ast`, ~13x faster than libcst) finds a class that may be a
+   module. The test mirrors `analysis/modules.py` and errs on the side of "may": a base counts when
+   its qualified name could be a module base through any star import, not only the first one.
+
+The file is only parsed with libcst when both gates pass. The `ast` parse doubles as the syntax
+check every skipped file gets (DESIGN: a broken file is never silently skipped): a file that fails
+it is handed to the normal path, which reports the error.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Iterable, Iterator, Optional, Union
+
+from bufferlint.analysis import torch_api
+
+Source = Union[bytes, str]
+
+
+# The last source the ast gate parsed without error, so the skipped path need not parse it again.
+# Compared by identity: one slot, one thread per process (workers are processes).
+_last_valid: Optional[Source] = None
+
+
+def may_have_findings(data: Source, triggers: Iterable[str], extra_bases: Iterable[str] = ()) -> bool:
+    global _last_valid
+    if not text_gate(data, triggers):
+        return False
+    tree = parse_quietly(data)
+    if tree is None:
+        return True  # the normal path parses it again and reports the error
+    _last_valid = data
+    return has_module_class(tree, extra_bases)
+
+
+def known_valid(data: Source) -> bool:
+    """Whether `data` is the source the ast gate just parsed without error."""
+    return data is _last_valid
+
+
+def text_gate(data: Source, triggers: Iterable[str]) -> bool:
+    if isinstance(data, str):
+        return any(trigger in data for trigger in triggers)
+    return any(trigger.encode() in data for trigger in triggers)
+
+
+def parse_quietly(data: Source) -> Optional[ast.Module]:
+    """The ast of `data`, or None when CPython rejects it (the caller reports why)."""
+    if isinstance(data, bytes) and b"\0" in data:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(data)
+    except (SyntaxError, ValueError, UnicodeDecodeError, LookupError, RecursionError, MemoryError):
+        return None
+
+
+def has_module_class(tree: ast.Module, extra_bases: Iterable[str] = ()) -> bool:
+    """Whether some class of the file may be an nn.Module subclass (a superset of modules.py)."""
+    classes: list[ast.ClassDef] = []
+    aliases: dict[str, str] = {}
+    stars: list[str] = []
+    for node in _statements(tree.body):
+        if isinstance(node, ast.ClassDef):
+            classes.append(node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    aliases[top] = top
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(node.module)
+                else:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    if not classes:
+        return False
+    return _any_module(classes, aliases, stars, frozenset(extra_bases))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included; classes and imports are statements, and no
+    expression holds a statement, so expressions need no visit."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BODIES:
+            child = getattr(node, name, None)
+            if child:
+                stack.extend(reversed(child))
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                stack.extend(reversed(handler.body))
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                stack.extend(reversed(case.body))
+
+
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def _any_module(classes: list[ast.ClassDef], aliases: dict[str, str], stars: list[str], extra: frozenset[str]) -> bool:
+    # A same-file chain (class B(A), A a module) starts at a class with a module base of its own,
+    # so "some class is a module" is "some class has a module base other than a local class".
+    return any(_may_be_module(base, aliases, stars, extra) for node in classes for base in _bases(node))
+
+
+def _bases(node: ast.ClassDef) -> list[Optional[str]]:
+    names = []
+    for base in node.bases:
+        if isinstance(base, ast.Starred):
+            base = base.value
+        names.append(_dotted(base))
+    return names
+
+
+def _dotted(node: ast.expr) -> Optional[str]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _may_be_module(written: Optional[str], aliases: dict[str, str], stars: list[str], extra: frozenset[str]) -> bool:
+    if written is None:
+        return False
+    head, _, rest = written.partition(".")
+    candidates = []
+    target = aliases.get(head)
+    if target is not None:
+        candidates.append(f"{target}.{rest}" if rest else target)
+    else:
+        candidates.extend(f"{module}.{written}" for module in stars)
+    if any(torch_api.is_module_base(q) for q in candidates):
+        return True
+    return bool(extra) and (written in extra or any(q in extra for q in candidates))

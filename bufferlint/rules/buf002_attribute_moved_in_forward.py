@@ -1,0 +1,157 @@
+"""BUF002 attribute-moved-in-forward."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.forward import ForwardFacts, calls_in, Move, PathMethod, Site, Target, forward_facts, self_attr_root
+from bufferlint.analysis.hazards import buffer_hazards
+from bufferlint.fixes.forward import Parents, drop_move_edits
+from bufferlint.fixes.register_buffer import registration_edit
+from bufferlint.model import Applicability, Edit, Finding, Fix
+from bufferlint.rules.base import Rule
+from bufferlint.rules.buf001_tensor_attribute import defining_assignments
+
+
+@dataclass
+class AttributeMove:
+    attr: str
+    method: PathMethod
+    site: Site
+    move: Move
+
+
+class AttributeMovedInForward(Rule):
+    """A module attribute moved to the input's device on every call of `forward`.
+
+    ## Why it matters
+    `self.pe.to(x.device)` inside `forward()` (or a helper it calls) copies the tensor to the GPU on
+    every call, because `self.pe` is a plain attribute that `model.cuda()` never moved. The copy
+    costs time and memory each step, `.half()` never reaches the tensor, and the pattern hides the
+    real problem: the module does not own the tensor. The same goes for `.cuda()`, `.to(x)`,
+    `.type_as(x)`, `torch.as_tensor(self.t, device=...)` and `self.t = self.t.to(x.device)`.
+
+    ## Example
+    ```python
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=512):
+            super().__init__()
+            self.pe = sinusoids(max_len, d_model)
+
+        def forward(self, x):
+            pe = self.pe.to(x.device)
+            return x + pe[:, : x.size(1)]
+    ```
+
+    ## Instead
+    ```python
+            self.register_buffer("pe", sinusoids(max_len, d_model), persistent=False)
+
+        def forward(self, x):
+            pe = self.pe
+    ```
+    The buffer moves and casts with the module and stays out of `state_dict()`.
+
+    ## Fix
+    Registers the attribute as a non-persistent buffer (exactly as BUF001 does) and drops the
+    move: `self.pe.to(x.device)` becomes `self.pe`; a rebinding `self.w = self.w.to(x.device)` is
+    removed, and so is an `if self.w.device != x.device:` guard that held only that statement.
+    A dtype part stays: `.to(device=x.device, dtype=x.dtype)` becomes `.to(dtype=x.dtype)`, and
+    `.to(x)` / `.type_as(x)` (which also cast to `x`'s dtype) become `.to(x.dtype)`.
+
+    ## Fix safety
+    Safe when BUF001's fix for the attribute would be safe, since the module then carries the
+    tensor wherever it is moved (the rule assumes the module is moved with the model it belongs
+    to, as any module with parameters must be). Unsafe when the move targets a device the rule
+    cannot place (`.to(device)` with an unknown `device`). No fix when a BUF001 hazard blocks the
+    registration, or when the attribute is not known to hold a tensor where it is assigned.
+    Not flagged: dtype-only casts (`self.t.to(x.dtype)`), `.cpu()`, and `.to()` on parameters,
+    registered buffers, submodules or tensors computed from the inputs.
+    """
+
+    code = "BUF002"
+    name = "attribute-moved-in-forward"
+    summary = "Attribute moved to the input's device on every forward call"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            facts = forward_facts(analysis, info)
+            by_attr: dict[str, list[AttributeMove]] = {}
+            for found in attribute_moves(facts):
+                by_attr.setdefault(found.attr, []).append(found)
+            for attr, moves in by_attr.items():
+                yield from self._findings(analysis, info, attr, moves)
+
+    def _findings(self, analysis: FileAnalysis, info: ClassInfo, attr: str, moves: list[AttributeMove]) -> Iterator[Finding]:
+        edits, applicability, reason = _fix_parts(info, attr, moves)
+        for found in moves:
+            message = f"`{found.method.self_name}.{attr}` is moved with {found.move.description} on every call: register it as a buffer so it moves with the module"
+            fix: Optional[Fix] = None
+            if edits is None:
+                message += f"; no fix: {reason}"
+            else:
+                assert applicability is not None
+                fix = Fix(applicability, f"Register `{attr}` as a non-persistent buffer and drop the per-call move", edits)
+                if reason:
+                    message += f"; unsafe: {reason}"
+            yield self.finding(analysis, found.move.call, message, fix)
+
+
+def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
+    """Every device move of a plain attribute on the forward path, in source order."""
+    plain = plain_attributes(facts.info)
+    for method in facts.methods:
+        for site in method.sites:
+            for call in calls_in(site.site.small):
+                move = facts.move(call, site.state, method)
+                if move is None or _to_cpu(move):
+                    continue
+                attr = self_attr_root(move.subject, method.self_name)
+                if attr is not None and attr in plain:
+                    yield AttributeMove(attr, method, site, move)
+
+
+def plain_attributes(info: ClassInfo) -> set[str]:
+    """Attributes assigned in the class that are not parameters, buffers or submodules."""
+    state = info.parameters | info.registered_buffers | info.submodules | info.properties | set(info.methods)
+    kinds = (ValueKind.PARAMETER, ValueKind.BUFFER, ValueKind.MODULE)
+    return {a.attr for a in info.assignments if a.kind not in kinds and a.attr not in state}
+
+
+def _to_cpu(move: Move) -> bool:
+    device = move.device
+    if isinstance(device, cst.Call) and device.args:
+        device = device.args[0].value  # torch.device("cpu")
+    return isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
+
+
+def _fix_parts(
+    info: ClassInfo, attr: str, moves: list[AttributeMove]
+) -> tuple[Optional[list[Edit]], Optional[Applicability], str]:
+    """The edits every finding of `attr` shares (registration plus every move dropped), so one
+    round lands them all: once the attribute is a buffer, the moves are no longer flagged."""
+    defining = defining_assignments(info).get(attr)
+    if defining is None:
+        return None, None, f"`{attr}` is not known to hold a tensor where it is assigned"
+    if any(defining.statement is found.site.site.small for found in moves):
+        return None, None, f"`{attr}` gets its tensor from the move itself"
+    hazards = buffer_hazards(info, attr, defining)
+    if hazards.blocking:
+        return None, None, hazards.blocking[0]
+    registration = registration_edit(info, attr, defining)
+    if registration is None:
+        return None, None, "no __init__ with super().__init__() to register it in"
+    edits: list[Edit] = [registration]
+    for found in moves:
+        parents = Parents(found.method.func)
+        edits += drop_move_edits(found.move, found.site.site.small, found.site.site.line, parents, attr)
+    unsafe = list(hazards.unsafe)
+    if any(found.move.target is Target.OTHER for found in moves):
+        unsafe.append("the move targets a device that may differ from the module's")
+    applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
+    return edits, applicability, unsafe[0] if unsafe else ""

@@ -1,0 +1,195 @@
+"""BUF003 constant-rebuilt-in-forward."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, nodes_of
+from bufferlint.fixes.apply import subtree_ids
+from bufferlint.fixes.forward import fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
+from bufferlint.model import Applicability, Finding, Fix, Replace
+from bufferlint.rules.base import Rule
+
+_SHOWN = 40  # characters of the constant shown in the message
+
+
+@dataclass
+class RebuiltConstant:
+    """`call` builds `value` from constants and places it on the input's device."""
+
+    method: PathMethod
+    site: Site
+    call: cst.Call
+    value: cst.BaseExpression  # the constant, with the move or device= dropped
+    replacement: "ReplacementBuilder"
+
+
+class ReplacementBuilder:
+    """What the forward expression becomes once the constant is `self.<name>`."""
+
+    def __init__(self, facts: ForwardFacts, constant: "cst.Call", method: PathMethod, site: Site) -> None:
+        self.move = facts.move(constant, site.state, method)
+        self.self_name = method.self_name
+
+    def build(self, name: str) -> cst.BaseExpression:
+        attribute = self_attribute(self.self_name, name)
+        if self.move is None:  # a factory given device=: the buffer replaces the whole call
+            return attribute
+        return self.move.without_move(attribute)  # keeps a dtype part: `self.mask.to(x.dtype)`
+
+
+class ConstantRebuiltInForward(Rule):
+    """A constant tensor rebuilt inside `forward` on every call and moved to the input's device.
+
+    ## Why it matters
+    `torch.triu(torch.ones(8, 8), 1).bool().to(x.device)` depends on nothing the call brings:
+    only literals and values fixed in `__init__`. Building it in `forward` allocates, computes
+    and copies it to the GPU on every step. Built once as a buffer, it moves with the module.
+
+    ## Example
+    ```python
+    class CausalAttention(nn.Module):
+        def forward(self, x):
+            mask = torch.triu(torch.ones(8, 8), 1).bool().to(x.device)
+            ...
+    ```
+
+    ## Instead
+    ```python
+        def __init__(self):
+            ...
+            self.register_buffer("mask", torch.triu(torch.ones(8, 8), 1).bool(), persistent=False)
+
+        def forward(self, x):
+            mask = self.mask
+    ```
+
+    ## What counts as constant
+    Literals, module-level literal constants, torch calls that are not random, attributes set in
+    `__init__` to plain values (never tensors, parameters or submodules), and locals bound only to
+    such expressions. Anything read from the inputs, including their shapes, is not constant.
+    Both `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`) and factories given
+    `device=x.device` with constant arguments are flagged.
+
+    ## Fix safety
+    Unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer with a fresh
+    name and uses `self.<name>` in `forward` (keeping a dtype cast such as `.to(x.dtype)`). That
+    changes behaviour when the code that builds it only runs on some paths (attributes it reads
+    may not exist at construction), when the buffer is later cast by `.half()`, or when the
+    tensor was relying on being fresh. No fix when the tensor is modified in place afterwards,
+    when it reads local variables of the method, for `ScriptModule` subclasses, or when the class
+    has no `__init__` calling `super().__init__()`.
+    """
+
+    code = "BUF003"
+    name = "constant-rebuilt-in-forward"
+    summary = "Constant tensor rebuilt and moved to the input's device on every forward call"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            facts = forward_facts(analysis, info)
+            taken: set[str] = set()
+            for found in rebuilt_constants(facts):
+                yield self._finding(analysis, info, found, taken)
+
+    def _finding(self, analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant, taken: set[str]) -> Finding:
+        shown = cst.Module([]).code_for_node(found.value)
+        shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
+        message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
+        reason = _no_fix_reason(info, found)
+        fix: Optional[Fix] = None
+        if reason is None:
+            name = fresh_name(info, _wanted_name(found), taken)
+            insert = hoist_edit(info, name, found.value, found.method.self_name)
+            if insert is not None:
+                taken.add(name)
+                edits = (Replace(found.call, found.replacement.build(name)), insert)
+                fix = Fix(Applicability.UNSAFE, f"Hoist into __init__ as non-persistent buffer `{name}`", edits)
+            else:
+                reason = "no __init__ with super().__init__() to build it in"
+        if reason is not None:
+            message += f"; no fix: {reason}"
+        return self.finding(analysis, found.call, message, fix)
+
+
+def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
+    for method in facts.methods:
+        for site in method.sites:
+            covered: set[int] = set()
+            for call in calls_in(site.site.small):
+                if id(call) in covered:
+                    continue
+                value = _constant_on_input_device(facts, call, site, method)
+                if value is not None:
+                    covered |= subtree_ids(call)
+                    yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site))
+
+
+def _constant_on_input_device(
+    facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod
+) -> Optional[cst.BaseExpression]:
+    """The constant `call` places on the input's device, or None."""
+    move = facts.move(call, site.state, method)
+    if move is not None:
+        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method):
+            return move.subject
+        return None
+    qualified = facts.inference.qualify(call.func) or ""
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if qualified.count(".") != 1 or qualified[len("torch.") :] not in FACTORIES or device is None:
+        return None
+    if not qualified.startswith("torch.") or facts.device_target(device, site.state, method) is not Target.INPUT:
+        return None
+    value = without_keyword(call, "device")
+    return value if facts.is_constant(value, method) else None
+
+
+def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:
+    torch_call = any((facts.inference.qualify(c.func) or "").startswith("torch.") for c in calls_in(expr))
+    return torch_call and facts.is_constant(expr, method)
+
+
+def _no_fix_reason(info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
+    if info.is_script_module:
+        return "ScriptModule subclasses do not support non-persistent buffers"
+    if info.defines_register_buffer():
+        return "the class or a base defines its own register_buffer"
+    local = _assigned_local(found)
+    if local is not None and mutated_in_place(found.method.func, local):
+        return f"`{local}` is modified in place, so each call needs a fresh tensor"
+    facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
+    if facts_locals:
+        return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
+    return None
+
+
+def _names(expr: cst.BaseExpression) -> list[str]:
+    attr_names = {id(node.attr) for node in nodes_of(expr, cst.Attribute)}  # type: ignore[attr-defined]
+    return [n.value for n in nodes_of(expr, cst.Name) if id(n) not in attr_names]  # type: ignore[attr-defined]
+
+
+def _assigned_local(found: RebuiltConstant) -> Optional[str]:
+    small = found.site.site.small
+    if isinstance(small, cst.Assign) and small.value is found.call and len(small.targets) == 1:
+        target = small.targets[0].target
+        if isinstance(target, cst.Name):
+            return target.value
+    return None
+
+
+def _wanted_name(found: RebuiltConstant) -> str:
+    local = _assigned_local(found)
+    if local is not None:
+        return local
+    for call in calls_in(found.value):
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
+            return func.attr.value
+        if isinstance(func, cst.Name):
+            return func.value
+    return "const"

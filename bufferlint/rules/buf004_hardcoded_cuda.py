@@ -1,0 +1,233 @@
+"""BUF004 hardcoded-cuda."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+import libcst.matchers as m
+
+from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.forward import (
+    FACTORIES,
+    FlowState,
+    calls_in,
+    ForwardFacts,
+    PathMethod,
+    Target,
+    forward_facts,
+    is_cuda_literal,
+    self_attr_root,
+)
+from bufferlint.fixes.forward import Parents, device_of, replace_arg_value, with_device, with_keyword_value, without_keyword
+from bufferlint.model import Applicability, Finding, Fix, Replace
+from bufferlint.rules.base import Rule
+
+
+class PinKind(enum.Enum):
+    CUDA_CALL = "cuda-call"  # t.cuda()
+    TO_CUDA = "to-cuda"  # t.to("cuda")
+    DEVICE_KEYWORD = "device-keyword"  # torch.zeros(3, device="cuda")
+    TORCH_DEVICE = "torch-device"  # torch.device("cuda") anywhere else
+
+
+class Role(enum.Enum):
+    INIT = "init"
+    FORWARD = "forward"
+    OTHER = "other"
+
+
+@dataclass
+class Pin:
+    kind: PinKind
+    call: cst.Call  # the call holding the pin
+    text: str  # the pin as the user wrote it, for the message
+    subject: Optional[cst.BaseExpression] = None  # what `.cuda()` / `.to("cuda")` moves
+    device: Optional[cst.BaseExpression] = None  # the cuda literal, for `.to(...)`
+
+
+class HardcodedCuda(Rule):
+    """A hard-coded GPU: `.cuda()`, `.to("cuda")`, `device="cuda"` on module state or tensors built in forward.
+
+    ## Why it matters
+    `self.table = torch.zeros(3).cuda()` or `torch.zeros(b, 8, device="cuda")` in `forward`
+    pins the tensor to the first GPU. The module then fails on machines without CUDA (tests,
+    CPU inference, CI), ignores `model.to("cuda:1")`, and breaks multi-GPU training, where
+    each replica runs on its own device.
+
+    ## Example
+    ```python
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(8, device="cuda"))
+
+        def forward(self, x):
+            h = torch.zeros(x.shape[0], 8).cuda()
+            return x * self.scale + h
+    ```
+
+    ## Instead
+    ```python
+            self.register_buffer("scale", torch.ones(8))
+
+        def forward(self, x):
+            h = torch.zeros(x.shape[0], 8, device=x.device)
+    ```
+    Module state follows `model.to(device)`; tensors built in `forward` take the device of an
+    input.
+
+    ## Fix safety
+    Unsafe, since the tensor ends up somewhere else than before. In `__init__` (and for
+    parameters, buffers and submodules used in `forward`) the fix drops the pin and lets the
+    module's `.to()` place the tensor. In `forward` and the helpers it calls, the pin becomes
+    the device of the first tensor argument: `device=x.device`, `.to(x.device)`. No fix in other
+    methods or when `forward` takes no tensor argument. Not flagged: pins under an
+    `if torch.cuda.is_available():` (or `.is_cuda`) check, device variables, and `.cuda()` on
+    the inputs themselves.
+    """
+
+    code = "BUF004"
+    name = "hardcoded-cuda"
+    summary = "Hard-coded CUDA device breaks CPU runs and ignores the module's device"
+    triggers = ("cuda",)
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            facts = forward_facts(analysis, info)
+            for func in info.methods.values():
+                yield from self._method(analysis, info, facts, func)
+
+    def _method(self, analysis: FileAnalysis, info: ClassInfo, facts: ForwardFacts, func: cst.FunctionDef) -> Iterator[Finding]:
+        if self_name(func) is None:
+            return
+        role, method = _role(facts, func)
+        parents = Parents(func)
+        for site in method.sites:
+            for pin in pins(facts, site.site.small, site.state, method):
+                if _guarded(pin.call, parents, func) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
+                    continue
+                fix = _fix(facts, info, role, method, pin)
+                message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
+                if fix is None:
+                    message += "; no fix: " + _no_fix_reason(role)
+                yield self.finding(analysis, pin.call, message, fix)
+
+
+def _role(facts: ForwardFacts, func: cst.FunctionDef) -> tuple[Role, PathMethod]:
+    if func.name.value == "__init__":
+        return Role.INIT, facts.method_sites(func, [])
+    on_path = facts.path_method(func)
+    if on_path is not None:
+        return Role.FORWARD, on_path
+    params = func.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)][1:]
+    return Role.OTHER, facts.method_sites(func, names)
+
+
+def pins(facts: ForwardFacts, small: cst.CSTNode, state: FlowState, method: PathMethod) -> Iterator[Pin]:
+    """Every hard-coded CUDA device in one statement, each reported once."""
+    covered: set[int] = set()
+    for call in calls_in(small):
+        if id(call) in covered:
+            continue
+        pin = _pin(facts, call, state, method)
+        if pin is not None:
+            covered |= {id(n) for n in calls_in(call)}
+            yield pin
+
+
+def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[Pin]:
+    qualify = facts.inference.qualify
+    func = call.func
+    code = cst.Module([]).code_for_node
+    if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and qualify(func) is None:
+        return Pin(PinKind.CUDA_CALL, call, ".cuda()", subject=func.value)
+    move = facts.move(call, state, method)
+    if move is not None and move.method == "to" and move.target is Target.CUDA:
+        return Pin(PinKind.TO_CUDA, call, f".to({code(move.device)})", subject=move.subject, device=move.device)  # type: ignore[arg-type]
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if device is not None and is_cuda_literal(device, qualify):
+        return Pin(PinKind.DEVICE_KEYWORD, call, f"device={code(device)}")
+    if qualify(func) == "torch.device" and is_cuda_literal(call, qualify):
+        return Pin(PinKind.TORCH_DEVICE, call, code(call))
+    return None
+
+
+def _moves_input(facts: ForwardFacts, pin: Pin, state: FlowState, method: PathMethod) -> bool:
+    """`x.cuda()` on an input: neither module state nor a tensor the module builds."""
+    return pin.subject is not None and facts.derived(pin.subject, state, method, inputs_only=True)
+
+
+def _guarded(node: cst.CSTNode, parents: Parents, func: cst.FunctionDef) -> bool:
+    """Inside `if torch.cuda.is_available():` / `... if x.is_cuda else ...`: not a hard pin."""
+    check = m.Attribute(attr=m.Name("is_available") | m.Name("is_cuda")) | m.Name("is_available")
+    current: Optional[cst.CSTNode] = parents.get(node)
+    while current is not None and current is not func:
+        if isinstance(current, (cst.If, cst.IfExp, cst.While)) and m.findall(current.test, check):
+            return True
+        current = parents.get(current)
+    return False
+
+
+def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> Optional[Fix]:
+    if role is Role.INIT or (role is Role.FORWARD and _registered_state(info, pin, method)):
+        replacement = _unpinned(facts, pin, method)
+        if replacement is None:
+            return None
+        return Fix(Applicability.UNSAFE, "Drop the device pin; the module's .to() places the tensor", (Replace(pin.call, replacement),))
+    if role is Role.FORWARD and method.device_input is not None:
+        replacement = _on_input_device(pin, method.device_input, facts)
+        return Fix(Applicability.UNSAFE, f"Use the device of `{method.device_input}`", (Replace(pin.call, replacement),))
+    return None
+
+
+def _no_fix_reason(role: Role) -> str:
+    if role is Role.FORWARD:
+        return "no tensor argument to take the device from"
+    if role is Role.INIT:
+        return "a device object, not a tensor; use the device of an input or of a parameter"
+    return "outside __init__ and forward, the device to use is unknown"
+
+
+def _registered_state(info: ClassInfo, pin: Pin, method: PathMethod) -> bool:
+    attr = self_attr_root(pin.subject, method.self_name) if pin.subject is not None else None
+    return attr is not None and attr in (info.parameters | info.registered_buffers | info.submodules)
+
+
+def _unpinned(facts: ForwardFacts, pin: Pin, method: PathMethod) -> Optional[cst.BaseExpression]:
+    if pin.kind is PinKind.DEVICE_KEYWORD:
+        return without_keyword(pin.call, "device")
+    if pin.kind is PinKind.CUDA_CALL:
+        assert pin.subject is not None
+        return pin.subject.with_changes(lpar=pin.call.lpar, rpar=pin.call.rpar) if pin.call.lpar else pin.subject
+    if pin.kind is PinKind.TO_CUDA:
+        move = facts.move(pin.call, FlowState(), method)
+        return move.without_move() if move is not None else None
+    return None
+
+
+def _on_input_device(pin: Pin, input_name: str, facts: ForwardFacts) -> cst.BaseExpression:
+    if pin.kind is PinKind.DEVICE_KEYWORD:
+        return with_keyword_value(pin.call, "device", device_of(input_name))
+    if pin.kind is PinKind.TORCH_DEVICE:
+        return device_of(input_name)
+    if pin.kind is PinKind.TO_CUDA:
+        assert pin.device is not None
+        return replace_arg_value(pin.call, pin.device, device_of(input_name))
+    subject = pin.subject
+    assert subject is not None and isinstance(pin.call.func, cst.Attribute)
+    if isinstance(subject, cst.Call) and _is_device_less_factory(facts, subject):
+        return with_device(subject, input_name)  # torch.zeros(b, 8).cuda() -> torch.zeros(b, 8, device=x.device)
+    func = pin.call.func.with_changes(attr=cst.Name("to"))
+    return pin.call.with_changes(func=func, args=[cst.Arg(device_of(input_name))])
+
+
+def _is_device_less_factory(facts: ForwardFacts, call: cst.Call) -> bool:
+    qualified = facts.inference.qualify(call.func) or ""
+    has_device = any(a.keyword is not None and a.keyword.value == "device" for a in call.args)
+    return qualified.startswith("torch.") and qualified[len("torch.") :] in FACTORIES and not has_device

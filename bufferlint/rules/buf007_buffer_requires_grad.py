@@ -1,0 +1,75 @@
+"""BUF007 buffer-requires-grad."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo, RegisterBufferCall
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.grad import GradInference, argument
+from bufferlint.analysis.parameters import parameter_reference
+from bufferlint.model import Finding
+from bufferlint.rules.base import Rule
+
+
+class BufferRequiresGrad(Rule):
+    """A tensor that requires grad, or an `nn.Parameter`, given to `register_buffer`.
+
+    ## Why it matters
+    Buffers are state, not weights: they are not in `parameters()`, so no optimizer ever steps
+    them. A `requires_grad=True` tensor registered as a buffer collects `.grad` and is never
+    trained; after a cast (`.double()`, `.half()`) or a move to another device it is a non-leaf
+    tensor, and `copy.deepcopy` of the module fails. An `nn.Parameter` passed to `register_buffer` stays a buffer: it is saved and
+    moved, but never trained either.
+
+    ## Example
+    ```python
+            self.register_buffer("scale", torch.ones(n, requires_grad=True))
+            self.register_buffer("bias", nn.Parameter(torch.zeros(n)))
+    ```
+
+    ## Instead
+    To train it, make it a parameter: `self.scale = nn.Parameter(torch.ones(n))`. If it is a
+    constant, register a tensor without grad: drop `requires_grad=True`, or pass `t.detach()`.
+
+    ## Fix safety
+    No fix: only the author knows whether the tensor was meant to be trained.
+    """
+
+    code = "BUF007"
+    name = "buffer-requires-grad"
+    summary = "register_buffer given a tensor that requires grad: it is never trained"
+    triggers = ("register_buffer",)
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            for registration in info.register_buffer_calls:
+                reason = self._reason(analysis, info, registration)
+                if reason is not None:
+                    yield self.finding(analysis, registration.call, _message(registration, reason))
+
+    def _reason(self, analysis: FileAnalysis, info: ClassInfo, registration: RegisterBufferCall) -> Optional[str]:
+        tensor = argument(registration.call, "tensor", 1)
+        if tensor is None:
+            return None
+        owner = _owner(registration.call)
+        grad = GradInference(analysis.inference, lambda node: parameter_reference(info, node, owner))
+        return grad.reason(tensor, grad.locals_before(registration.method, registration.site.small))
+
+
+def _message(registration: RegisterBufferCall, reason: str) -> str:
+    buffer = f"`{registration.name}`" if registration.name else "the buffer"
+    if "nn.Parameter" in reason:
+        advice = "assign it as a parameter to train it, or register a tensor (`.detach()`) if it is a constant"
+    else:
+        advice = "use nn.Parameter to train it, or drop requires_grad (`.detach()`) if it is a constant"
+    return f"Buffer {buffer} is registered from {reason}: buffers are never trained; {advice}"
+
+
+def _owner(call: cst.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        return func.value.value
+    return None

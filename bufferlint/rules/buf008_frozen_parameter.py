@@ -1,0 +1,137 @@
+"""BUF008 frozen-parameter."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.grad import GradInference
+from bufferlint.analysis.parameters import (
+    FrozenParameter,
+    Unfreezing,
+    find_unfreezing,
+    frozen_parameters,
+    parameter_reference,
+    related_classes,
+)
+from bufferlint.fixes.misuse import parameter_to_buffer
+from bufferlint.model import Finding, Fix
+from bufferlint.rules.base import Rule
+
+
+class FrozenParameterRule(Rule):
+    """`nn.Parameter(t, requires_grad=False)` that nothing in the class ever unfreezes.
+
+    ## Why it matters
+    A parameter that never requires grad is a constant dressed as a weight: it sits in
+    `parameters()`, so every optimizer built from them carries it (and its state), weight decay
+    and gradient clipping loop over it, and parameter counts include it. A buffer says what it
+    is: moved, cast and saved with the module, never trained.
+
+    ## Example
+    ```python
+    class Normalize(nn.Module):
+        def __init__(self, mean):
+            super().__init__()
+            self.mean = nn.Parameter(torch.tensor(mean), requires_grad=False)
+    ```
+
+    ## Instead
+    ```python
+            self.register_buffer("mean", torch.tensor(mean))
+    ```
+    A persistent buffer (the default) keeps the `state_dict()` key `mean`, so checkpoints saved
+    before the change still load with `strict=True`.
+
+    ## What counts as unfreezing
+    `<x>.mean.requires_grad = True` (any value but `False`) or `<x>.mean.requires_grad_()` anywhere
+    in the file; `self.requires_grad_()`, loops over `self.parameters()`, `named_parameters()`,
+    `modules()` that set `requires_grad`, and `getattr(self, name).requires_grad_()` in the class
+    or a same-file base or subclass. Any of these, or an assignment of a trainable
+    `nn.Parameter` to the same name, means no finding.
+
+    ## Fix safety
+    Unsafe: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys stay
+    the same, but `mean` leaves `parameters()`: optimizers and their saved state
+    (`optimizer.load_state_dict` of an old run) see one tensor fewer, and code outside the file
+    may unfreeze it. No fix when the name is assigned anything else in the class or deleted, is
+    bound in the class body, the class defines its own `register_buffer`, the class subclasses
+    a `torch.nn` layer (which may own the name), or the wrapped tensor requires grad
+    (`nn.Parameter` detaches it; a buffer would keep its autograd history).
+    """
+
+    code = "BUF008"
+    name = "frozen-parameter"
+    summary = "nn.Parameter with requires_grad=False is a constant: register it as a buffer"
+    triggers = ("Parameter",)
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        unfreezing: Optional[Unfreezing] = None
+        for info in analysis.module_classes:
+            frozen = frozen_parameters(info, analysis.inference)
+            if not frozen:
+                continue
+            if unfreezing is None:
+                unfreezing = find_unfreezing(analysis.module)
+            related = related_classes(info, analysis.classes)
+            trainable = _trainable_names(info, frozen)
+            for parameter in frozen:
+                if parameter.attr in trainable or unfreezing.unfreezes(info, parameter.attr, related):
+                    continue
+                yield self._finding(analysis, info, parameter, frozen)
+
+    def _finding(
+        self, analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]
+    ) -> Finding:
+        attr = parameter.attr
+        message = (
+            f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: "
+            "a constant in parameters() and the optimizer; register it as a buffer"
+        )
+        blocker = _fix_blocker(info, parameter, frozen) or _grad_blocker(analysis, info, parameter)
+        fix: Optional[Fix] = None
+        if blocker is None:
+            assert parameter.data is not None
+            owner = parameter.assignment.scope.self_name or "self"
+            fix = parameter_to_buffer(parameter.assignment.statement, owner, attr, parameter.data)
+        else:
+            message += f"; no fix: {blocker}"
+        return self.finding(analysis, parameter.assignment.statement, message, fix)
+
+
+def _trainable_names(info: ClassInfo, frozen: list[FrozenParameter]) -> set[str]:
+    """Names that also receive a parameter that is not frozen."""
+    frozen_ids = {id(p.assignment) for p in frozen}
+    return {
+        a.attr for a in info.assignments
+        if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids
+    } | info.registered_parameters
+
+
+def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]) -> Optional[str]:
+    attr = parameter.attr
+    if parameter.data is None:
+        return "nn.Parameter() is given no tensor"
+    frozen_ids = {id(p.assignment) for p in frozen}
+    other = next((a for a in info.assignments_to(attr) if id(a) not in frozen_ids), None)
+    if other is not None:
+        return f"`{attr}` is also assigned in {other.method.name.value}()"
+    if attr in info.deleted:
+        return f"`{attr}` is deleted with `del`"
+    if attr in info.bound_names() or any(attr in a.bound_names() for a in info.ancestors()):
+        return f"`{attr}` is also bound in the class body"
+    if info.defines_register_buffer():
+        return "the class or a base defines its own register_buffer"
+    if info.is_layer_subclass:
+        return f"the torch.nn base class may already own `{attr}`"
+    return None
+
+
+def _grad_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter) -> Optional[str]:
+    """nn.Parameter detaches its data; a buffer would keep the autograd history."""
+    assert parameter.data is not None
+    owner = parameter.assignment.scope.self_name
+    grad = GradInference(analysis.inference, lambda node: parameter_reference(info, node, owner))
+    reason = grad.reason(parameter.data, grad.locals_before(parameter.assignment.method, parameter.assignment.statement))
+    return None if reason is None else f"the wrapped tensor is {reason}: the buffer would keep its autograd history"

@@ -1,0 +1,90 @@
+"""BUF009 tensor-container-attribute."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo
+from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.model import Finding
+from bufferlint.rules.base import Rule
+
+
+class TensorContainerAttribute(Rule):
+    """A list, tuple, set or dict of tensors stored as a module attribute.
+
+    ## Why it matters
+    `.to()`, `.cuda()`, `.half()` and `state_dict()` only see registered parameters and
+    buffers. Tensors inside a Python container attribute stay where they were created, so
+    `forward()` fails with "Expected all tensors to be on the same device" after `model.cuda()`.
+    A list of `nn.Parameter`s is worse: the parameters are not registered, so they are neither
+    moved nor trained.
+
+    ## Example
+    ```python
+            self.masks = [torch.ones(n).tril(k) for k in range(3)]
+            self.scales = {"a": torch.tensor(1.0), "b": torch.tensor(2.0)}
+    ```
+
+    ## Instead
+    - stack same-shaped tensors into one buffer: `self.register_buffer("masks", torch.stack(masks), persistent=False)`;
+    - or register each one: `self.register_buffer(f"mask_{k}", m, persistent=False)` and read them
+      with `getattr(self, f"mask_{k}")`;
+    - or keep a BufferList-like submodule: a small `nn.Module` that registers each tensor as a
+      buffer, held in an `nn.ModuleList`/`nn.ModuleDict`;
+    - for parameters: `nn.ParameterList` / `nn.ParameterDict`.
+
+    ## What counts
+    Literals and comprehensions whose elements (dict: values) are tensors, `list(...)`/`tuple(...)`
+    of those, the tuples of `torch.split`/`chunk`/`unbind`/`meshgrid`, locals bound to any of
+    these, and empty literals filled with `.append(t)`/`[k] = t` in the same method. A list of
+    strings, numbers, shapes or submodules is not reported.
+
+    ## Fix safety
+    No fix: every reader of the attribute would change with it.
+    """
+
+    code = "BUF009"
+    name = "tensor-container-attribute"
+    summary = "Tensors inside a list/tuple/dict attribute are never moved with the module"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        containers = ContainerInference(analysis.inference)
+        for info in analysis.module_classes:
+            walks: dict[int, MethodContainers] = {}
+            reported: set[str] = set()
+            for assignment in _in_init_first(info):
+                if assignment.attr in reported or assignment.augmented or assignment.value is None:
+                    continue
+                if not may_hold_tensors(assignment.value):
+                    continue  # most attributes: no need to walk the method
+                walk = walks.get(id(assignment.method))
+                if walk is None:
+                    walk = walks[id(assignment.method)] = MethodContainers(containers, assignment.method, assignment.scope)
+                contents = _contents(walk, assignment)
+                if contents is not None:
+                    reported.add(assignment.attr)
+                    yield self.finding(analysis, assignment.statement, _message(assignment.attr, contents))
+
+
+def _in_init_first(info: ClassInfo) -> list[AttrAssignment]:
+    return sorted(info.assignments, key=lambda a: not a.in_init)
+
+
+def _contents(walk: MethodContainers, assignment: AttrAssignment) -> Optional[Contents]:
+    assert assignment.value is not None
+    found = walk.contents_at(assignment.statement, assignment.value)
+    return found if found is not None else walk.filled_attr(assignment.attr, assignment.value)
+
+
+def _message(attr: str, contents: Contents) -> str:
+    if contents.items == "nn.Parameters":
+        return (
+            f"`{attr}` is a {contents.kind} of nn.Parameters: they are not registered, so never moved "
+            f"nor trained; use nn.Parameter{'Dict' if contents.kind == 'dict' else 'List'}"
+        )
+    return (
+        f"`{attr}` is a {contents.kind} of tensors: .to()/.cuda() never move them; register each as a buffer, "
+        "stack them into one buffer, or hold them in a BufferList-like submodule"
+    )

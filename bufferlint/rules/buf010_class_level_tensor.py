@@ -1,0 +1,87 @@
+"""BUF010 class-level-tensor."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.containers import ContainerInference
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import body_statements
+from bufferlint.analysis.tensors import Scope, track_locals
+from bufferlint.model import Finding
+from bufferlint.rules.base import Rule
+
+
+class ClassLevelTensor(Rule):
+    """A tensor (or a container of tensors) assigned in the body of an `nn.Module` class.
+
+    ## Why it matters
+    A class attribute is one object shared by every instance of the class. PyTorch never
+    registers it: `.to()`, `.cuda()` and `.half()` leave it on the CPU in its dtype, it is not in
+    `state_dict()`, and an in-place update through one instance changes all of them.
+
+    ## Example
+    ```python
+    class Embed(nn.Module):
+        table = torch.arange(10)
+
+        def forward(self, x):
+            return x + self.table
+    ```
+
+    ## Instead
+    Create it per instance, as a buffer:
+    ```python
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", torch.arange(10), persistent=False)
+    ```
+    Plain constants (`torch.Size`, `torch.device`, dtypes, numbers) are fine as class attributes
+    and are not reported.
+
+    ## Fix safety
+    No fix: the class attribute may also be read through the class (`Embed.table`) or by other
+    classes, which a buffer cannot serve.
+    """
+
+    code = "BUF010"
+    name = "class-level-tensor"
+    summary = "Class-level tensor: shared by all instances and never moved"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        containers = ContainerInference(analysis.inference)
+        for info in analysis.module_classes:
+            scope = Scope()
+            for line in body_statements(info.node.body):
+                if not isinstance(line, cst.SimpleStatementLine):
+                    continue
+                for small in line.body:
+                    message = _message(info, small, scope, containers)
+                    if message is not None:
+                        yield self.finding(analysis, small, message)
+                    track_locals(small, scope, analysis.inference)
+
+
+def _message(info: ClassInfo, small: cst.BaseSmallStatement, scope: Scope, containers: ContainerInference) -> Optional[str]:
+    target, value = _target_and_value(small)
+    if target is None or value is None:
+        return None
+    where = f"shared by every {info.name} instance and never moved by .to()/.cuda()"
+    advice = f'register it in __init__: self.register_buffer("{target}", ..., persistent=False)'
+    if containers.inference.is_tensor(value, scope):
+        return f"Class attribute `{target}` is a tensor {where}; {advice}"
+    contents = containers.contents(value, scope)
+    if contents is not None:
+        return f"Class attribute `{target}` is a {contents.kind} of {contents.items} {where}; create it per instance in __init__"
+    return None
+
+
+def _target_and_value(small: cst.BaseSmallStatement) -> tuple[Optional[str], Optional[cst.BaseExpression]]:
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, small.value
+    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+        return small.target.value, small.value
+    return None, None

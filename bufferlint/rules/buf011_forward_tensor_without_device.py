@@ -1,0 +1,113 @@
+"""BUF011 forward-tensor-without-device."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, forward_facts, nodes_of
+from bufferlint.fixes.forward import with_device
+from bufferlint.model import Applicability, Finding, Fix, Replace
+from bufferlint.rules.base import Rule
+
+_COMBINED = "used with tensors on the input's or the module's device"
+_CUDA = "moved with .cuda()"
+
+
+class ForwardTensorWithoutDevice(Rule):
+    """A tensor factory in `forward` with no `device=`, then combined with inputs or moved with `.cuda()`.
+
+    ## Why it matters
+    `torch.zeros(x.shape[0], 8)`, `torch.arange(n)` or `torch.tensor([...])` without `device=`
+    build their tensor on the CPU. As soon as it meets the input (`x + pos`,
+    `torch.cat([x, pad])`, a comparison, a submodule call), a GPU run fails with "Expected all
+    tensors to be on the same device"; a later `.cuda()` works only on the first GPU and copies
+    on every call.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        positions = torch.arange(x.shape[1])
+        return x + self.embedding(positions)
+    ```
+
+    ## Instead
+    ```python
+        positions = torch.arange(x.shape[1], device=x.device)
+    ```
+    `x.new_zeros(...)` and `torch.zeros_like(x)` also put the tensor where `x` is.
+
+    ## Fix safety
+    Unsafe: adds `device=<input>.device`, taking the first tensor argument of `forward` (or of
+    the helper method the factory is in). The tensor then lives on the input's device, which
+    is the intent, but code that relied on it being a CPU tensor (`.numpy()`, Python-side
+    indexing) would change. No fix when the method has no tensor argument. Not flagged:
+    factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim
+    `torch.tensor(2.0)` (allowed next to CUDA tensors), and tensors moved with `.to(x.device)`.
+    """
+
+    code = "BUF011"
+    name = "forward-tensor-without-device"
+    summary = "Tensor built in forward without device= is used with inputs"
+
+    def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        for info in analysis.module_classes:
+            facts = forward_facts(analysis, info)
+            for method in facts.methods:
+                reported: set[int] = set()
+                for factory, reason in _device_less_uses(facts, method):
+                    if id(factory) not in reported:
+                        reported.add(id(factory))
+                        yield self._finding(analysis, method, factory, reason)
+
+    def _finding(self, analysis: FileAnalysis, method: PathMethod, factory: cst.Call, reason: str) -> Finding:
+        name = cst.Module([]).code_for_node(factory.func)
+        message = f"`{name}(...)` has no `device=`: it is made on the CPU, then {reason}"
+        fix: Optional[Fix] = None
+        source = method.device_input
+        if source is None:
+            message += f"; no fix: {method.name}() has no tensor argument to take the device from"
+        else:
+            fix = Fix(Applicability.UNSAFE, f"Add `device={source}.device`", (Replace(factory, with_device(factory, source)),))
+        return self.finding(analysis, factory, message, fix)
+
+
+def _device_less_uses(facts: ForwardFacts, method: PathMethod) -> Iterator[tuple[cst.Call, str]]:
+    """(factory, how it meets the input's device), in source order."""
+    for site in method.sites:
+        small, state = site.site.small, site.state
+        if isinstance(small, cst.AugAssign):
+            yield from _combined(facts, method, state, [small.target, small.value])
+        for node in nodes_of(small, (cst.BinaryOperation, cst.Comparison, cst.Call)):
+            assert isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.Call))
+            yield from _uses(facts, method, state, node)
+
+
+def _uses(facts: ForwardFacts, method: PathMethod, state: FlowState, node: cst.CSTNode) -> Iterator[tuple[cst.Call, str]]:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
+        origin = facts.cpu_origin(node.func.value, state, method)
+        if origin is not None:
+            yield origin, _CUDA
+        return
+    if isinstance(node, cst.Call) and facts.submodule_call(node, method):
+        for arg in node.args:
+            origin = facts.cpu_origin(arg.value, state, method)
+            if origin is not None:
+                yield origin, "passed to a submodule whose weights live on the module's device"
+        return
+    operands = combined_operands(node, facts, method)
+    if operands:
+        yield from _combined(facts, method, state, operands)
+
+
+def _combined(
+    facts: ForwardFacts, method: PathMethod, state: FlowState, operands: list[cst.BaseExpression]
+) -> Iterator[tuple[cst.Call, str]]:
+    if not any(facts.derived(op, state, method) for op in operands):
+        return
+    for op in operands:
+        origin = facts.cpu_origin(op, state, method)
+        if origin is not None:
+            yield origin, _COMBINED

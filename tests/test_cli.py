@@ -1,0 +1,266 @@
+"""The command line: exit codes, --diff, --quiet, --statistics, --show-fixes, stdin, rule docs,
+file selection (exclude, .gitignore, --force-exclude) and colour."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bufferlint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self, basis: torch.Tensor):
+        super().__init__()
+        self.t = torch.ones(3)
+        self.basis = basis
+
+    def forward(self, x):
+        return x + self.t + self.basis
+"""
+FIXED_T = '        self.register_buffer("t", torch.ones(3), persistent=False)\n'
+FIXED_BASIS = '        self.register_buffer("basis", basis, persistent=False)\n'
+CLEAN = "import torch\n\n\ndef f():\n    return torch.ones(3)\n"
+
+
+@pytest.fixture(autouse=True)
+def plain_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml above tmp_path: defaults
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--select", "BUF001", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_concise_lines_summary_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    code, out, _ = cli(capsys, "m.py")
+    assert code == 1
+    assert out.splitlines() == [
+        "m.py:8:9: BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind",
+        "m.py:9:9: BUF001 Tensor attribute `basis` is not a registered buffer: .to()/.cuda() leave it behind; "
+        "unsafe: the value aliases `basis`: after .to() the buffer is a separate copy",
+        "Found 2 errors.",
+        "[*] 1 fixable with the `--fix` option (1 hidden fixes can be enabled with the `--unsafe-fixes` option).",
+    ]
+
+
+def test_clean_file_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "ok.py", CLEAN)
+    assert cli(capsys, "ok.py") == (0, "All checks passed!\n", "")
+
+
+def test_quiet_prints_findings_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    code, out, _ = cli(capsys, "--quiet", "m.py")
+    assert code == 1
+    assert [line.split(":")[1] for line in out.splitlines()] == ["8", "9"]
+    write(tmp_path / "ok.py", CLEAN)
+    assert cli(capsys, "-q", "ok.py") == (0, "", "")
+
+
+def test_unsafe_fixes_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    code, out, _ = cli(capsys, "--unsafe-fixes", "m.py")
+    assert code == 1
+    assert out.count("[*]") == 3  # both lines, plus the summary
+    assert out.splitlines()[-1] == "[*] 2 fixable with the `--fix --unsafe-fixes` option."
+
+
+def test_diff_prints_writes_nothing_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = write(tmp_path / "m.py", MODEL)
+    code, out, err = cli(capsys, "--diff", "m.py")
+    assert code == 1
+    assert target.read_text() == MODEL
+    assert out.startswith("--- a/m.py\n+++ b/m.py\n")
+    assert "-        self.t = torch.ones(3)\n+" + FIXED_T in out
+    assert "basis" not in "".join(l for l in out.splitlines() if l.startswith("+"))  # unsafe: not applied
+    assert err == "Would fix 1 error (1 remaining).\n"
+
+
+def test_diff_with_nothing_to_fix_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "ok.py", CLEAN)
+    assert cli(capsys, "--diff", "ok.py") == (0, "", "No errors would be fixed.\n")
+
+
+def test_fix_writes_and_show_fixes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = write(tmp_path / "m.py", MODEL)
+    code, out, _ = cli(capsys, "--fix", "--unsafe-fixes", "--show-fixes", "m.py")
+    assert code == 0
+    text = target.read_text()
+    assert FIXED_T in text and FIXED_BASIS in text
+    assert out == "Found 2 errors (2 fixed, 0 remaining).\nFixed 2 errors:\n- m.py:\n    2 × BUF001 (tensor-attribute)\n"
+
+
+def test_fix_leaves_unsafe_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = write(tmp_path / "m.py", MODEL)
+    code, out, _ = cli(capsys, "--fix", "m.py")
+    assert code == 1
+    assert FIXED_T in target.read_text() and "self.basis = basis" in target.read_text()
+    assert out.splitlines()[-2:] == [
+        "Found 2 errors (1 fixed, 1 remaining).",
+        "No fixes available (1 hidden fixes can be enabled with the `--unsafe-fixes` option).",
+    ]
+
+
+def test_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "a.py", MODEL)
+    write(tmp_path / "b.py", MODEL)
+    code, out, _ = cli(capsys, "--statistics", ".")
+    assert code == 1
+    assert out == "4\tBUF001\t[*] tensor-attribute\n"
+
+
+def test_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    assert cli(capsys, "--exit-zero", "m.py")[0] == 0
+
+
+def test_stdin_fix_writes_source_to_stdout(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(MODEL.encode())))
+    code = main(["--select", "BUF001", "--fix", "--stdin-filename", "m.py", "-"])
+    monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+    captured = capsys.readouterr()
+    assert code == 1  # the unsafe finding remains
+    assert FIXED_T in captured.out and "self.basis = basis" in captured.out
+    assert "m.py:9:9: BUF001" in captured.err
+
+
+def test_unknown_selector_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    code = main(["--select", "BUF9X", "m.py"])
+    assert code == 2
+    assert "unknown rule selector: 'BUF9X'" in capsys.readouterr().err
+
+
+def test_ignore_noqa(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL.replace("torch.ones(3)", "torch.ones(3)  # noqa: BUF001"))
+    assert [l.split(":")[1] for l in cli(capsys, "-q", "m.py")[1].splitlines()] == ["9"]
+    assert [l.split(":")[1] for l in cli(capsys, "-q", "--ignore-noqa", "m.py")[1].splitlines()] == ["8", "9"]
+
+
+def test_file_level_noqa(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", "# bufferlint: noqa\n" + MODEL)
+    assert cli(capsys, "m.py")[0] == 0
+
+
+# --- file selection ---
+
+
+def test_gitignore_respected_for_walked_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "generated/\n*_tmp.py\n!keep_tmp.py\n")
+    write(tmp_path / "src" / "a.py", MODEL)
+    write(tmp_path / "generated" / "b.py", MODEL)
+    write(tmp_path / "src" / "c_tmp.py", MODEL)
+    write(tmp_path / "src" / "keep_tmp.py", MODEL)
+    write(tmp_path / "src" / "sub" / ".gitignore", "d.py\n")
+    write(tmp_path / "src" / "sub" / "d.py", MODEL)
+    files = {line.split(":")[0] for line in cli(capsys, "-q", ".")[1].splitlines()}
+    assert files == {"./src/a.py", "./src/keep_tmp.py"}
+    # a file named on the command line is linted even when ignored...
+    assert cli(capsys, "-q", "generated/b.py")[0] == 1
+    # ...unless --force-exclude (what the pre-commit hooks pass)
+    assert cli(capsys, "-q", "--force-exclude", "generated/b.py") == (0, "", "")
+
+
+def test_exclude_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "a.py", MODEL)
+    write(tmp_path / "legacy" / "b.py", MODEL)
+    write(tmp_path / ".ipynb_checkpoints" / "c.py", MODEL)
+    files = lambda *a: {l.split(":")[0] for l in cli(capsys, "-q", *a, ".")[1].splitlines()}  # noqa: E731
+    assert files() == {"./a.py", "./legacy/b.py"}
+    assert files("--extend-exclude", "legacy") == {"./a.py"}
+    assert files("--exclude", "a.py") == {"./legacy/b.py", "./.ipynb_checkpoints/c.py"}
+
+
+def test_fixed_file_keeps_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = write(tmp_path / "m.py", MODEL)
+    target.chmod(0o751)
+    cli(capsys, "--fix", "m.py")
+    assert target.stat().st_mode & 0o777 == 0o751
+
+
+# --- colour ---
+
+
+def test_colour_only_when_forced_or_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "m.py", MODEL)
+    assert "\x1b[" not in cli(capsys, "m.py")[1]  # captured output is not a terminal
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = cli(capsys, "m.py")[1]
+    assert "\x1b[1;31mBUF001\x1b[0m" in out
+    assert "\x1b[" not in cli(capsys, "--output-format", "json", "m.py")[1]  # machine formats never
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in cli(capsys, "m.py")[1]
+
+
+def test_colour_on_a_real_terminal(tmp_path: Path) -> None:
+    """Through a pseudo-terminal the concise output is coloured; through a pipe it is not."""
+    import os
+    import pty
+
+    write(tmp_path / "m.py", MODEL)
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")}
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-m", "bufferlint", "--select", "BUF001", "m.py"]
+    leader, follower = pty.openpty()
+    proc = subprocess.run(command, cwd=tmp_path, env=env, stdout=follower, stderr=subprocess.PIPE)
+    os.close(follower)
+    tty_out = os.read(leader, 65536).decode()
+    os.close(leader)
+    piped = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == piped.returncode == 1
+    assert "\x1b[1;31mBUF001\x1b[0m" in tty_out
+    assert "\x1b[" not in piped.stdout
+
+
+# --- rule docs ---
+
+
+def test_rule_docs_and_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rule", "BUF001"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# BUF001 tensor-attribute\n")
+    for heading in ("## Why it matters", "## Example", "## Instead", "## Fix safety"):
+        assert heading in out
+    assert main(["rule", "tensor-attribute"]) == 0
+    assert capsys.readouterr().out == out
+    assert main(["--list-rules"]) == 0
+    listed = capsys.readouterr().out
+    assert main(["rule"]) == 0
+    assert capsys.readouterr().out == listed
+    assert listed.splitlines()[0].startswith("BUF001  tensor-attribute")
+    assert main(["rule", "BUF4242"]) == 2
+    assert "unknown rule 'BUF4242'" in capsys.readouterr().err
+
+
+def test_console_entry_point_runs(tmp_path: Path) -> None:
+    write(tmp_path / "m.py", MODEL)
+    result = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "--select", "BUF001", "--output-format", "github", "m.py"],
+        cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("::error file=m.py,line=8,col=9,endLine=8,endColumn=31,title=BUF001::Tensor attribute `t`")

@@ -1,0 +1,91 @@
+"""`bufferlint --fix --verify`: rewritten classes are built from both versions with real torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bufferlint.cli import main
+
+GOOD = '''import torch
+import torch.nn as nn
+
+
+class Window(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.window = torch.hann_window(4)
+
+    def forward(self, x):
+        return x * self.window
+'''
+
+# Counting buffers in forward: the rewrite changes the output, so verification must revert it.
+BAD = '''import torch
+import torch.nn as nn
+
+
+class Counted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.ones(4)
+
+    def forward(self, x):
+        return x * len(list(self.buffers())) + self.table
+'''
+
+NEEDS_ARGS = '''import torch
+import torch.nn as nn
+
+
+class Sized(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.table = torch.ones(n)
+
+    def forward(self, x):
+        return x + self.table
+'''
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "model.py"
+    path.write_text(text)
+    (tmp_path / "pyproject.toml").write_text('[tool.bufferlint.verify."model.py::Window"]\ninput = "torch.randn(2, 4)"\n'
+                                            '[tool.bufferlint.verify."model.py::Counted"]\ninput = "torch.randn(2, 4)"\n')
+    return path
+
+
+def test_good_fix_is_verified_and_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, GOOD)
+    assert main(["--fix", "--verify", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"verified: {path}::Window" in err
+    assert 'self.register_buffer("window", torch.hann_window(4), persistent=False)' in path.read_text()
+
+
+def test_fix_that_changes_outputs_is_reverted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, BAD)
+    assert main(["--fix", "--verify", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert path.read_text() == BAD
+    assert f"verification failed: {path}::Counted" in captured.err
+    assert "outputs differ" in captured.err
+    assert f"reverted: {path}" in captured.err
+    assert f"{path}:8:9: BUF001 [*]" in captured.out
+
+
+def test_class_that_cannot_be_built_is_listed_unverified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, NEEDS_ARGS)
+    assert main(["--fix", "--verify", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"unverified: {path}::Sized" in err
+    assert 'self.register_buffer("table", torch.ones(n), persistent=False)' in path.read_text()
+
+
+def test_verify_needs_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, GOOD)
+    assert main(["--verify", str(path)]) == 2
+    assert "use it together with --fix" in capsys.readouterr().err
+    assert path.read_text() == GOOD

@@ -1,0 +1,151 @@
+"""What the fixture harness cannot express for BUF002, BUF003, BUF004 and BUF011: one-round fixes
+shared with BUF001, the hidden-fix summary, and hard-coded-CUDA fixes that run on a CPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+import torch
+
+from bufferlint.cli import main
+from bufferlint.config import Settings
+from bufferlint.fixes.apply import compatible_fixes
+from bufferlint.lint import check_module, fix_bytes
+from bufferlint.model import Applicability, Fix, Replace
+from bufferlint.source import parse
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+CONSTANT_ONLY = b"""import torch
+from torch import nn
+
+
+class Causal(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        mask = torch.triu(torch.ones(8, 8), 1).bool().to(x.device)
+        return self.proj(x).masked_fill(mask, 0.0)
+"""
+
+
+def _statement(code: str) -> tuple[cst.Module, cst.BaseSmallStatement, cst.BaseSmallStatement]:
+    module = cst.parse_module(code)
+    lines = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)]
+    return module, lines[0].body[0], lines[1].body[0]
+
+
+def _small(code: str) -> cst.BaseSmallStatement:
+    return cst.ensure_type(cst.parse_statement(code), cst.SimpleStatementLine).body[0]
+
+
+def _fix(*edits: Replace) -> Fix:
+    return Fix(Applicability.SAFE, "test", edits)
+
+
+def test_equal_edit_on_a_shared_target_is_not_a_conflict() -> None:
+    _, first, second = _statement("a = 1\nb = 2\n")
+    registration = Replace(first, _small("c = 3\n"))
+    same_registration = Replace(first, _small("c = 3\n"))
+    one = _fix(registration)
+    two = _fix(same_registration, Replace(second, None))
+    assert compatible_fixes([one, two]) == [one, two]
+
+
+def test_different_edit_on_a_shared_target_still_conflicts() -> None:
+    _, first, second = _statement("a = 1\nb = 2\n")
+    one = _fix(Replace(first, _small("c = 3\n")))
+    two = _fix(Replace(first, _small("c = 4\n")), Replace(second, None))
+    assert compatible_fixes([one, two]) == [one]
+
+
+def test_buf001_and_buf002_fixes_land_in_the_same_round() -> None:
+    source = (FIXTURES / "buf002" / "positional_encoding.py").read_bytes()
+    findings = check_module(parse(source), "pe.py", Settings())
+    assert [f.code for f in findings] == ["BUF001", "BUF002"]
+    fixes = [f.fix for f in findings if f.fix is not None]
+    assert compatible_fixes(fixes) == fixes
+    result = fix_bytes(source, "pe.py", Settings())
+    assert result.fixed == 2
+    assert result.new_data is not None and b".to(x.device)" not in result.new_data
+
+
+def test_every_finding_of_one_attribute_shares_its_edits() -> None:
+    source = b"""import torch
+from torch import nn
+
+
+class Two(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = torch.ones(3)
+
+    def forward(self, x):
+        a = self.t.to(x.device)
+        return x + a + self.t.to(x.device)
+"""
+    findings = [f for f in check_module(parse(source), "two.py", Settings(select=("BUF002",)))]
+    assert [f.location.row for f in findings] == [11, 12]
+    result = fix_bytes(source, "two.py", Settings(select=("BUF002",)))
+    assert result.fixed == 2
+    assert result.new_data is not None
+    assert b"a = self.t\n        return x + a + self.t\n" in result.new_data
+
+
+def test_constant_only_file_reports_hidden_unsafe_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "causal.py"
+    path.write_bytes(CONSTANT_ONLY)
+    assert main([str(path), "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:11:16: BUF003 " in out
+    assert "No fixes available (1 hidden fixes can be enabled with the `--unsafe-fixes` option)." in out
+
+
+def test_unsafe_fixes_flag_applies_the_hoist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "causal.py"
+    path.write_bytes(CONSTANT_ONLY)
+    assert main([str(path), "--fix", "--unsafe-fixes", "--no-cache"]) == 0
+    text = path.read_text()
+    assert 'self.register_buffer("mask", torch.triu(torch.ones(8, 8), 1).bool(), persistent=False)' in text
+    assert "mask = self.mask\n" in text
+    assert "1 fixed" in capsys.readouterr().out
+
+
+def _load(path: Path, name: str):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_unpinned_module_runs_on_cpu_and_follows_to_meta() -> None:
+    """The original needs a GPU; the unsafe fix makes the same module build and run on a CPU."""
+    module = _load(FIXTURES / "buf004" / "pins.unsafe.py", "bufferlint_buf004_pins_unsafe")
+    torch.manual_seed(0)
+    decoder = module.Decoder(8)
+    out = decoder(torch.randn(2, 8))
+    assert out.shape == (2, 8) and out.device.type == "cpu"
+    assert list(decoder.state_dict()) == ["scale", "proj.weight", "proj.bias"]
+    assert {name for name, _ in decoder.named_buffers()} == {"scale", "shift", "k"}
+    moved = decoder.to("meta")
+    assert all(b.device.type == "meta" for b in moved.buffers())
+
+
+def test_hidden_state_gets_the_input_device() -> None:
+    module = _load(FIXTURES / "buf011" / "cuda_move.unsafe.py", "bufferlint_buf011_cuda_move_unsafe")
+    torch.manual_seed(0)
+    rnn = module.RNN(4)
+    x = torch.randn(3, 2, 4)
+    with torch.no_grad():
+        expected = torch.zeros(2, 4)
+        for step in x:
+            expected = rnn.cell(step, expected)
+        assert torch.equal(rnn(x), expected)

@@ -1,0 +1,162 @@
+"""Every --output-format, read back: concise, full, json, json-lines, github, sarif."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bufferlint.cli import main
+from bufferlint.rules import all_rules
+
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self, basis: torch.Tensor):
+        super().__init__()
+        self.t = torch.ones(3)
+        self.basis = basis
+
+    def forward(self, x):
+        return x + self.t + self.basis
+"""
+T_MESSAGE = "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"
+JSON_KEYS = ["code", "name", "message", "filename", "location", "end_location", "fix", "url"]
+
+
+@pytest.fixture(autouse=True)
+def model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(MODEL)
+    (tmp_path / "broken.py").write_text("import torch\ndef f(:\n")
+
+
+def output(capsys: pytest.CaptureFixture[str], fmt: str, *paths: str) -> str:
+    assert main(["--select", "BUF001", "--output-format", fmt, *(paths or ("m.py",))]) == 1
+    return capsys.readouterr().out
+
+
+def test_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(output(capsys, "json"))
+    assert [list(item) for item in data] == [JSON_KEYS, JSON_KEYS]
+    assert data[0] == {
+        "code": "BUF001",
+        "name": "tensor-attribute",
+        "message": T_MESSAGE,
+        "filename": "m.py",
+        "location": {"row": 8, "column": 9},
+        "end_location": {"row": 8, "column": 31},
+        "fix": {"applicability": "safe", "message": "Register `t` as a non-persistent buffer"},
+        "url": "https://github.com/bufferlint/bufferlint/blob/main/docs/rules.md#buf001",
+    }
+    assert data[1]["fix"]["applicability"] == "unsafe"
+
+
+def test_json_parse_error_is_buf999(capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(output(capsys, "json", "broken.py"))
+    assert [(d["code"], d["filename"], d["location"]["row"]) for d in data] == [("BUF999", "broken.py", 2)]
+    assert data[0]["message"].startswith("syntax error")
+
+
+def test_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = output(capsys, "json-lines").splitlines()
+    assert [json.loads(line)["location"]["row"] for line in lines] == [8, 9]
+    assert all(list(json.loads(line)) == JSON_KEYS for line in lines)
+
+
+def test_github_annotations(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = output(capsys, "github").splitlines()
+    assert lines[0] == f"::error file=m.py,line=8,col=9,endLine=8,endColumn=31,title=BUF001::{T_MESSAGE}"
+    assert lines[1].startswith("::error file=m.py,line=9,col=9,endLine=9,endColumn=27,title=BUF001::Tensor attribute `basis`")
+    assert len(lines) == 2
+
+
+def test_github_escapes_properties_and_message() -> None:
+    from bufferlint.model import Finding, Position
+    from bufferlint.output.github import annotation
+
+    finding = Finding("BUF001", "tensor-attribute", "50% of\nit", "a,b:c.py", None, Position(1, 2), Position(3, 4))
+    assert annotation(finding) == "::error file=a%2Cb%3Ac.py,line=1,col=2,endLine=3,endColumn=4,title=BUF001::50%25 of%0Ait"
+
+
+def test_sarif_read_back(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(output(capsys, "sarif", "m.py", "broken.py"))
+    assert doc["version"] == "2.1.0"
+    assert doc["$schema"].endswith("sarif-2.1.0.json")
+    (run,) = doc["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "bufferlint" and driver["version"]
+    ids = [rule["id"] for rule in driver["rules"]]
+    assert ids == [rule.code for rule in all_rules()] + ["BUF999"]
+    for rule, descriptor in zip(all_rules(), driver["rules"]):
+        assert descriptor["name"] == rule.name
+        assert descriptor["shortDescription"]["text"] == rule.summary
+        assert descriptor["help"]["markdown"] == rule.docs()
+        assert descriptor["helpUri"].endswith(f"#{rule.code.lower()}")
+        assert descriptor["defaultConfiguration"]["level"] in ("error", "none")
+    results = run["results"]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
+        ("BUF999", 2),
+        ("BUF001", 8),
+        ("BUF001", 9),
+    ]
+    first = results[1]
+    assert driver["rules"][first["ruleIndex"]]["id"] == "BUF001"
+    assert first["message"]["text"] == T_MESSAGE
+    assert first["level"] == "error"
+    location = first["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "m.py", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 8, "startColumn": 9, "endLine": 8, "endColumn": 31}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].startswith("file:///")
+    _check_sarif_shape(doc)
+
+
+def _check_sarif_shape(doc: dict) -> None:
+    """The parts of the SARIF 2.1.0 schema that code-scanning uploads require."""
+    assert set(doc) <= {"$schema", "version", "runs", "inlineExternalProperties", "properties"}
+    for run in doc["runs"]:
+        assert isinstance(run["tool"]["driver"]["name"], str)
+        for rule in run["tool"]["driver"]["rules"]:
+            assert isinstance(rule["id"], str)
+            for key in ("shortDescription", "fullDescription", "help"):
+                if key in rule:
+                    assert isinstance(rule[key]["text"], str)
+        for result in run["results"]:
+            assert isinstance(result["message"]["text"], str)
+            assert result["level"] in ("none", "note", "warning", "error")
+            region = result["locations"][0]["physicalLocation"]["region"]
+            assert all(isinstance(region[k], int) and region[k] >= 1 for k in region)
+
+
+def test_full_shows_snippet_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    out = output(capsys, "full")
+    first = out.split("\n\n")[0]
+    assert first.splitlines() == [
+        f"BUF001 [*] {T_MESSAGE}",
+        " --> m.py:8:9",
+        "   |",
+        " 6 |     def __init__(self, basis: torch.Tensor):",
+        " 7 |         super().__init__()",
+        " 8 |         self.t = torch.ones(3)",
+        "   |         ^^^^^^^^^^^^^^^^^^^^^^",
+        " 9 |         self.basis = basis",
+        "10 |",
+        "   |",
+        "help: Register `t` as a non-persistent buffer",
+        "  |",
+        "8 -         self.t = torch.ones(3)",
+        '8 +         self.register_buffer("t", torch.ones(3), persistent=False)',
+        "  |",
+    ]
+    assert "help: Register `basis` as a non-persistent buffer (unsafe fix: enable with `--unsafe-fixes`)" in out
+    assert out.endswith("Found 2 errors.\n[*] 1 fixable with the `--fix` option (1 hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
+
+
+def test_statistics_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--select", "BUF001", "--statistics", "--output-format", "json", "m.py"]) == 1
+    assert json.loads(capsys.readouterr().out) == [{"code": "BUF001", "name": "tensor-attribute", "count": 2, "fixable": True}]

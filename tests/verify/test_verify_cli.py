@@ -1,0 +1,103 @@
+"""`bufferlint verify` end to end: bufferlint.verify.cli.main with its real worker subprocess."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bufferlint.verify.cli import main
+from verify_support import AGAINST, MODELS, ROOT, line_of, models_target, run_python
+
+
+@pytest.fixture(autouse=True)
+def at_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_nested_strays_and_device_errors_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([models_target("TinyGPT"), "--input", "torch.randn(2, 5, 8)", "--device", "meta", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (report["target"], report["mode"], report["status"], report["against"]) == (models_target("TinyGPT"), "meta-emulated", "fail", None)
+    assert [(s["path"], s["device"], s["shape"]) for s in report["stray_tensors"]] == [
+        ("blocks.0.attn.mask", "cpu", [16, 16]), ("blocks.1.attn.mask", "cpu", [16, 16]),
+    ]
+    assert [(e["op"], e["devices"], e["location"]) for e in report["device_errors"]] == [
+        ("aten.masked_fill.Scalar", ["cpu", "meta"], f"fixtures/verify/verify_models.py:{line_of(MODELS, 'MASK-LINE')}")
+    ]
+
+
+def test_constructor_kwargs_flag_and_text_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([models_target("RMSNorm"), "--kwargs", '{"d": 4}', "--input", "torch.randn(2, 4)", "--device", "meta"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.splitlines()[1].startswith("mode: meta-emulated")
+    assert "stray tensors: none" in out and "forward: ran, no op mixed devices" in out
+    assert out.rstrip().endswith("status: pass")
+
+
+def test_against_file_with_persistent_rewrite_names_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([f"{AGAINST / 'rotary_persistent.py'}::Rotary", "--against", str(AGAINST / "rotary_old.py"),
+                 "--input", "torch.randn(2, 6, 8)", "--device", "meta", "--output-format", "json"])
+    against = json.loads(capsys.readouterr().out)["against"]
+    assert code == 1
+    assert (against["status"], against["extra_keys"], against["missing_keys"]) == ("fail", ["cos", "sin"], [])
+
+
+def test_against_git_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "rotary.py"
+    shutil.copy(AGAINST / "rotary_old.py", model)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
+    for args in (["init", "-q"], ["add", "rotary.py"], ["commit", "-qm", "original"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    shutil.copy(AGAINST / "rotary_changed_base.py", model)  # a rewrite that changed a constant
+    code = main([f"{model}::Rotary", "--against", "HEAD", "--input", "torch.randn(1, 4, 8)", "--device", "meta"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "against HEAD:rotary.py: fail" in out and "outputs differ (max abs diff" in out
+
+
+def test_missing_class_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([models_target("NoSuchModel")]) == 2
+    assert capsys.readouterr().err.strip() == "bufferlint verify: error: no class NoSuchModel in " + str(MODELS)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["models.py"], "bad target 'models.py'"),
+    (["nope/model.py::Net"], "no such file nope/model.py"),
+    ([models_target("Buffered"), "--kwargs", "{d: 1}"], "--kwargs is not valid JSON"),
+    ([models_target("Buffered"), "--kwargs", "[1]"], "--kwargs must be a JSON object"),
+    ([models_target("Buffered"), "--input", "torch.randn(2,"], "--input is not a Python expression"),
+    ([models_target("Buffered"), "--timeout", "0"], "--timeout must be positive"),
+])
+def test_usage_errors_are_exit_2_before_running_anything(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bufferlint verify: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_flag_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([models_target("Buffered"), "--device", "tpu"]) == 2
+    assert "invalid choice: 'tpu'" in capsys.readouterr().err
+
+
+def test_hanging_user_code_times_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "slow.py").write_text(
+        "import time\nfrom torch import nn\nclass Slow(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        time.sleep(60)\n"
+    )
+    code = main([f"{tmp_path / 'slow.py'}::Slow", "--timeout", "1.5"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "timed out after 1.5 s" in out and out.rstrip().endswith("status: fail")
+
+
+def test_real_subprocess_reports_inconclusive_never_pass() -> None:
+    done = run_python(["-m", "bufferlint.verify.cli", models_target("DataDependent"), "--input", "torch.randn(3)", "--device", "meta"])
+    assert done.returncode == 1, done.stderr
+    assert "inconclusive: forward stopped at aten._local_scalar_dense.default" in done.stdout
+    assert done.stdout.rstrip().endswith("status: inconclusive")
+    assert done.stderr == ""

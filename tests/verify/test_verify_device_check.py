@@ -1,0 +1,126 @@
+"""Forward under the CUDA device-rule checker on meta (the mode CI exercises: no GPU)."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from bufferlint.verify.check import check_module, choose_target
+from bufferlint.verify.errors import UsageError
+from bufferlint.verify.target import get_class, import_target_module, parse_target
+from verify_support import MODELS, line_of, models_target
+
+
+def build(name: str, **kwargs: object) -> nn.Module:
+    target = parse_target(models_target(name))
+    torch.manual_seed(0)
+    return get_class(import_target_module(target), target)(**kwargs)
+
+
+def where(marker: str) -> str:
+    return f"fixtures/verify/verify_models.py:{line_of(MODELS, marker)}"
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Pin the emulated path, so the assertions are the same on a machine with a GPU."""
+    monkeypatch.chdir(MODELS.parents[2])  # locations print relative to the cwd
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+def test_plain_attribute_matmul_is_caught_although_plain_meta_accepts_it() -> None:
+    module = build("PlainAttr")
+    with torch.no_grad():  # the gap the checker closes: cpu @ meta runs silently
+        assert module.to("meta")(torch.randn(2, 4, device="meta")).device.type == "meta"
+    outcome = check_module(build("PlainAttr"), (torch.randn(2, 4),))
+    assert outcome.mode == "meta-emulated"
+    assert [s.path for s in outcome.strays] == ["table"]
+    assert [(e.op, e.devices) for e in outcome.errors] == [("aten.mm.default", ["cpu", "meta"])]
+    assert outcome.errors[0].location == f"fixtures/verify/verify_models.py:{line_of(MODELS, 'only the checker catches')}"
+    assert outcome.forward == "ran"
+
+
+def test_arange_without_device_in_forward() -> None:
+    outcome = check_module(build("ArangeInForward"), (torch.randn(2, 4),))
+    assert outcome.strays == []
+    assert [(e.op, e.devices, e.location) for e in outcome.errors] == [
+        ("aten.add.Tensor", ["cpu", "meta"], where("ARANGE-LINE"))
+    ]
+    assert "torch.arange(x.shape[-1])" in outcome.errors[0].source
+
+
+def test_nested_mask_reported_once_per_line_across_layers() -> None:
+    outcome = check_module(build("TinyGPT"), (torch.randn(2, 5, 8),))
+    assert [s.path for s in outcome.strays] == ["blocks.0.attn.mask", "blocks.1.attn.mask"]
+    assert [(e.op, e.location) for e in outcome.errors] == [("aten.masked_fill.Scalar", where("MASK-LINE"))]
+
+
+def test_lists_dicts_and_helpers_fail_in_forward_too() -> None:
+    outcome = check_module(build("Containers"), (torch.randn(2, 4),))
+    assert [s.path for s in outcome.strays] == ["scales[0]", "scales[1]", "cache['bias']", "helper.table"]
+    assert {e.op for e in outcome.errors} == {"aten.mul.Tensor", "aten.add.Tensor"}
+
+
+def test_zero_dim_cpu_scalars_pass() -> None:
+    outcome = check_module(build("ScalarConstants"), (torch.randn(2, 4),))
+    assert outcome.errors == [] and outcome.forward == "ran"
+    assert [(s.path, s.fatal) for s in outcome.strays] == [("eps", False)]
+
+
+def test_correct_module_passes() -> None:
+    outcome = check_module(build("RMSNorm", d=4), (torch.randn(2, 4),))
+    assert (outcome.strays, outcome.errors, outcome.forward) == ([], [], "ran")
+
+
+def test_item_on_meta_is_inconclusive_never_a_pass() -> None:
+    outcome = check_module(build("DataDependent"), (torch.randn(3),))
+    assert outcome.forward == "inconclusive"
+    assert outcome.messages[0].startswith("inconclusive: forward stopped at aten._local_scalar_dense.default")
+    assert where("ITEM-LINE") in outcome.messages[0]
+
+
+@pytest.mark.parametrize("body", [lambda x: x[x > 0], lambda x: torch.nonzero(x), lambda x: x.cpu() + 1, lambda x: x.numpy()])
+def test_other_data_dependent_ops_are_inconclusive(body) -> None:  # type: ignore[no-untyped-def]
+    class Dyn(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return body(x)
+
+    assert check_module(Dyn(), (torch.randn(4),)).forward == "inconclusive"
+
+
+def test_hard_coded_cuda_in_forward_is_emulated_not_failed() -> None:
+    outcome = check_module(build("HardcodedCuda"), (torch.randn(2, 4),))
+    assert outcome.errors == [] and outcome.forward == "ran"
+    assert [s.path for s in outcome.strays] == ["scale"]  # still a straggler .to() leaves behind
+
+
+def test_cpu_index_tensors_are_allowed_like_on_cuda() -> None:
+    class Gather(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x[torch.tensor([0, 1])] + self.emb.weight[torch.tensor([2, 3])]
+
+    outcome = check_module(Gather(), (torch.randn(3, 4),))
+    assert outcome.errors == [] and outcome.forward == "ran"
+
+
+def test_forward_crash_is_reported_as_crashed() -> None:
+    outcome = check_module(build("Buffered"), (torch.randn(2, 5),))  # wrong width
+    assert outcome.forward == "crashed"
+    assert outcome.messages[0].startswith("forward raised RuntimeError")
+
+
+def test_without_input_only_the_walk_runs() -> None:
+    outcome = check_module(build("PlainAttr"), None)
+    assert outcome.forward == "skipped" and [s.path for s in outcome.strays] == ["table"]
+    assert outcome.messages == ["forward skipped: no example input (give --input); only the stray-tensor walk ran"]
+
+
+def test_device_choice() -> None:
+    assert choose_target("auto") == (torch.device("meta"), "meta-emulated")
+    assert choose_target("meta") == (torch.device("meta"), "meta-emulated")
+    with pytest.raises(UsageError, match="torch.cuda.is_available"):
+        choose_target("cuda")
