@@ -141,8 +141,11 @@ def _unlink_quietly(path: str) -> None:
 
 
 def settings_fingerprint(settings: Any) -> str:
-    """Settings is a frozen dataclass of tuples and scalars: its repr names every field."""
-    return repr(settings)
+    """Settings is a frozen dataclass of tuples and scalars: its repr names every field.
+    `unsafe_fixes` is left out: findings (with their fix applicability) do not depend on it."""
+    from dataclasses import replace
+
+    return repr(replace(settings, unsafe_fixes=False))
 
 
 def portable(finding: Finding) -> Finding:

@@ -14,7 +14,7 @@ from bufferlint.analysis.project import project_module_bases
 from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, load_config
 from bufferlint.discovery import Candidate, discover
 from bufferlint.filters import FileFilter
-from bufferlint.lint import FileResult, check_bytes, fix_bytes
+from bufferlint.lint import FileResult, InternalError, check_bytes, fix_bytes
 from bufferlint.model import Finding
 from bufferlint.notebook import is_notebook, process_notebook
 from bufferlint.output import FORMATS, formatter
@@ -25,7 +25,7 @@ from bufferlint.runner import RunOptions, run
 from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
 from bufferlint.fix_verification import report as report_verification
-from bufferlint.source import write_atomic
+from bufferlint.source import WriteError, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 REPORT_URL = "https://github.com/bufferlint/bufferlint/issues"
@@ -94,7 +94,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("bufferlint: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
         return 130
     except Exception as error:  # the one place a traceback would otherwise reach the user
-        print(f"bufferlint: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        detail = str(error) if isinstance(error, InternalError) else f"{type(error).__name__}: {error}"
+        print(f"bufferlint: internal error: {detail}", file=sys.stderr)
         print(f"Please report this at {REPORT_URL} with the file that triggered it.", file=sys.stderr)
         return EXIT_ERROR
 
@@ -217,7 +218,14 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
     else:
         if args.show_fixes:
             outcome.fixed_by_file[file.filename] = _fixed_codes(original, file, settings)
-        write_atomic(file.filename, file.new_data)  # type: ignore[arg-type]
+        try:
+            write_atomic(file.filename, file.new_data)  # type: ignore[arg-type]
+        except WriteError as error:  # reported like a failed fix; the file keeps its findings
+            print(f"error: {file.filename}: {error}", file=sys.stderr)
+            outcome.errors += 1
+            outcome.fixed_by_file.pop(file.filename, None)
+            outcome.findings.extend(_check_data(original, file.filename, settings, fix=False).findings)
+            return
         if args.verify and not is_notebook(file.filename) and not _verified(args, file, original):
             outcome.errors += 1
             outcome.fixed_by_file.pop(file.filename, None)

@@ -1,4 +1,14 @@
-"""Which files a run looks at: explicit files always, folders walked for Python sources."""
+"""Which files a run looks at: explicit files always, folders walked for Python sources.
+
+- A path named on the command line is linted whatever its suffix (as ruff does: `bufferlint
+  script` checks an extension-less script as Python), unless it is a folder, which is walked.
+- Paths that do not exist, dangling symlinks and symlink loops are still candidates: reading them
+  fails and the run reports them (BUF999) instead of skipping them silently.
+- Folders are walked without following symlinked folders (no loops, no escaping the tree);
+  symlinked files inside them are linted (and fixed through the link). A folder that cannot be
+  listed becomes a candidate of its own, so reading it reports why.
+- The same file reached twice (two spellings, or a link and its target) is processed once.
+"""
 
 from __future__ import annotations
 
@@ -24,19 +34,33 @@ class Candidate:
 def discover(paths: list[str]) -> Iterator[Candidate]:
     seen: set[str] = set()
     for path in paths:
-        if os.path.isdir(path):
-            for found in _walk(path):
-                if found not in seen:
-                    seen.add(found)
-                    yield Candidate(found, explicit=False)
-        elif path not in seen:
-            seen.add(path)
-            yield Candidate(path, explicit=True)
+        found = _walk(path) if os.path.isdir(path) else iter([path])
+        for file in found:
+            key = _identity(file)
+            if key not in seen:
+                seen.add(key)
+                yield Candidate(file, explicit=file == path)
+
+
+def _identity(path: str) -> str:
+    """One key per file on disk; a path that cannot be resolved stands for itself."""
+    try:
+        return os.path.normcase(os.path.realpath(path))
+    except (OSError, ValueError):
+        return path
 
 
 def _walk(root: str) -> Iterator[str]:
-    for directory, dirnames, filenames in os.walk(root, followlinks=False):
+    unlistable: list[str] = []
+    for directory, dirnames, filenames in os.walk(root, onerror=lambda e: unlistable.append(e.filename), followlinks=False):
+        yield from _flush(unlistable)
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.endswith(".egg-info"))
         for name in sorted(filenames):
             if name.endswith(PYTHON_SUFFIXES):
                 yield os.path.join(directory, name)
+    yield from _flush(unlistable)
+
+
+def _flush(pending: list[str]) -> Iterator[str]:
+    while pending:
+        yield pending.pop(0)

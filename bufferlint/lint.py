@@ -1,9 +1,21 @@
-"""The engine: parse a file once, run the enabled rules, place and filter findings, apply fixes."""
+"""The engine: parse a file once, run the enabled rules, place and filter findings, apply fixes.
+
+A fix is kept only when every round's output parses (libcst and CPython), re-linting it no longer
+reports the findings that round fixed, and the bytes libcst does not reproduce are put back as
+they were (`source.splice_untouched`); otherwise the file is reported with `fix_error` and left
+alone. Input too deeply nested for the analysis is a BUF999 finding; any other exception raised
+while processing a file is wrapped in `InternalError`, which names the file.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import traceback
+from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 import libcst as cst
 
@@ -13,10 +25,13 @@ from bufferlint.config import Settings
 from bufferlint.fixes.apply import apply_fixes, compatible_fixes
 from bufferlint.model import Finding, Fix, Position, Replace
 from bufferlint.noqa import NoqaMap
-from bufferlint.source import SourceError, check_compiles, check_syntax, parse
+from bufferlint.source import TOO_DEEP, SourceError, check_syntax, first_difference_row, parse, splice_untouched
 
 MAX_FIX_ROUNDS = 10
 PARSE_ERROR_CODE = "BUF999"
+# libcst's visitors take ~10 Python frames per level of nesting; `source.MAX_NESTING` (500) levels
+# need ~5,000 (measured: every construct at 497-499 levels checks and fixes), CPython's default is 1,000.
+RECURSION_LIMIT = 5000
 
 
 @dataclass
@@ -26,6 +41,18 @@ class FileResult:
     fixed: int = 0
     new_data: Optional[Source] = None  # set when fixing changed the file (same type as the input)
     fix_error: Optional[str] = None
+
+
+class InternalError(Exception):
+    """A bug in bufferlint met while processing one file (never a property of the input)."""
+
+    def __init__(self, filename: str, description: str) -> None:
+        super().__init__(filename, description)  # plain args: picklable across worker processes
+        self.filename = filename
+        self.description = description
+
+    def __str__(self) -> str:
+        return f"while processing {self.filename}: {self.description}"
 
 
 def error_finding(filename: str, error: SourceError) -> Finding:
@@ -48,6 +75,7 @@ def check_module(module: cst.Module, filename: str, settings: Settings) -> list[
     if not raw:
         return []
     noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(module.code)
+    analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
     placed = [f for f in (_place(analysis, f) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
     return sorted(placed, key=lambda f: f.sort_key)
 
@@ -74,6 +102,45 @@ def _skipped(data: Source, filename: str) -> FileResult:
 
 
 def check_bytes(data: Source, filename: str, settings: Settings) -> FileResult:
+    return _guarded(filename, lambda: _check(data, filename, settings))
+
+
+def fix_bytes(data: Source, filename: str, settings: Settings) -> FileResult:
+    """Fix until no applicable fix is left; see the module docstring for when a fix is kept."""
+    return _guarded(filename, lambda: _fix(data, filename, settings))
+
+
+def _guarded(filename: str, work: Callable[[], FileResult]) -> FileResult:
+    try:
+        with _recursion_limit(RECURSION_LIMIT):
+            return work()
+    except RecursionError:  # libcst's visitors recurse once per level of nesting
+        return FileResult(filename, [error_finding(filename, SourceError(TOO_DEEP))])
+    except InternalError:
+        raise
+    except Exception as error:
+        raise InternalError(filename, _describe(error)) from error
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int) -> Iterator[None]:
+    """Allow `limit` frames while one file is processed (never lowers a higher limit)."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _describe(error: BaseException) -> str:
+    """`Type: message (at file:line)`, the innermost frame: enough for a useful bug report."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
+    return f"{type(error).__name__}: {error}{where}"
+
+
+def _check(data: Source, filename: str, settings: Settings) -> FileResult:
     if not may_have_findings(data, settings):
         return _skipped(data, filename)
     try:
@@ -83,66 +150,122 @@ def check_bytes(data: Source, filename: str, settings: Settings) -> FileResult:
     return FileResult(filename, check_module(module, filename, settings))
 
 
-def fix_bytes(data: Source, filename: str, settings: Settings) -> FileResult:
-    """Fix until no applicable fix is left; the result is only kept when CPython parses it."""
+class _FixFailed(Exception):
+    """Why the fixed text is not kept; the file is then reported as checked, with this reason."""
+
+
+def _fix(data: Source, filename: str, settings: Settings) -> FileResult:
     if not may_have_findings(data, settings):
         return _skipped(data, filename)
     try:
         module = parse(data)
     except SourceError as error:
         return FileResult(filename, [error_finding(filename, error)])
-    fixed = 0
-    for _ in range(MAX_FIX_ROUNDS):
-        findings = check_module(module, filename, settings)
-        fixable = [f for f in findings if f.fix_applicable(settings.unsafe_fixes)]
-        if not fixable:
-            break
-        fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
-        fixed += _count_fixed(fixable, fixes)
-        module = _reparse(apply_fixes(module, fixes), as_text=isinstance(data, str))
-        if module is None:
-            return _failed(data, filename, settings, "the fixed code did not parse; file left unchanged")
-    else:
-        return _failed(data, filename, settings, f"fixes did not converge after {MAX_FIX_ROUNDS} rounds; file left unchanged")
-    new_data: Source = module.bytes if isinstance(data, bytes) else module.code
-    problem = check_compiles(module.code, filename)
-    if problem is not None:
-        return _failed(data, filename, settings, f"the fixed code does not compile ({problem}); file left unchanged")
+    as_text = isinstance(data, str)
+    original = module
+    try:
+        module, findings, fixed = _fix_rounds(module, filename, settings, as_text)
+        new_data = _final_text(data, _text(original, as_text), _text(module, as_text), filename)
+    except RecursionError:  # the fix rounds visit every node again; checking may still succeed
+        return _unfixed(data, filename, settings, "too deeply nested to fix (Python's recursion limit reached)")
+    except _FixFailed as failure:
+        return _unfixed(data, filename, settings, str(failure))
     result = FileResult(filename, findings, fixed)
     if new_data != data:
         result.new_data = new_data
     return result
 
 
-def _count_fixed(fixable: list[Finding], chosen: list[Fix]) -> int:
+def _unfixed(data: Source, filename: str, settings: Settings, reason: str) -> FileResult:
+    result = _check(data, filename, settings)
+    result.fix_error = f"{reason}; file left unchanged"
+    return result
+
+
+def _fix_rounds(module: cst.Module, filename: str, settings: Settings, as_text: bool) -> tuple[cst.Module, list[Finding], int]:
+    """Apply compatible fixes round by round; each round's output is parsed and re-linted."""
+    findings = check_module(module, filename, settings)
+    fixed = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        fixable = [f for f in findings if f.fix_applicable(settings.unsafe_fixes)]
+        if not fixable:
+            return module, findings, fixed
+        fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
+        settled = _settled(fixable, fixes)
+        allowed = _allowed_after(module, findings, settled)
+        try:
+            module = parse(_text(apply_fixes(module, fixes), as_text))
+        except SourceError as error:
+            raise _FixFailed(f"the fixed code does not parse ({error.message}, line {error.row})") from None
+        findings = check_module(module, filename, settings)
+        _check_fixed_gone(module, findings, allowed)
+        fixed += len(settled)
+    if any(f.fix_applicable(settings.unsafe_fixes) for f in findings):
+        raise _FixFailed(f"fixes did not converge after {MAX_FIX_ROUNDS} rounds")
+    return module, findings, fixed
+
+
+def _settled(fixable: list[Finding], chosen: list[Fix]) -> list[Finding]:
     """Findings settled by the chosen fixes, counting those that share a chosen registration."""
     chosen_ids = {id(fix) for fix in chosen}
     chosen_targets = {id(t) for fix in chosen for t in _replace_targets(fix)}
-    count = 0
+    settled = []
     for finding in fixable:
         assert finding.fix is not None
         targets = {id(t) for t in _replace_targets(finding.fix)}
         if id(finding.fix) in chosen_ids or (targets and targets <= chosen_targets):
-            count += 1
-    return count
+            settled.append(finding)
+    return settled
 
 
 def _replace_targets(fix: Fix) -> list[cst.CSTNode]:
     return [edit.target for edit in fix.edits if isinstance(edit, Replace)]
 
 
-def _reparse(module: cst.Module, as_text: bool) -> Optional[cst.Module]:
-    """Parse the fixed text again: this proves it parses and gives fresh nodes for the next round."""
-    try:
-        return parse(module.code if as_text else module.bytes)
-    except SourceError:
-        return None
+FindingKey = tuple[str, str]
 
 
-def _failed(data: Source, filename: str, settings: Settings, reason: str) -> FileResult:
-    result = check_bytes(data, filename, settings)
-    result.fix_error = reason
-    return result
+def _key(module: cst.Module, finding: Finding) -> FindingKey:
+    """What a finding is about, stable across a round: its code and the text it points at."""
+    if finding.node is None:
+        return finding.code, finding.message
+    return finding.code, module.code_for_node(finding.node)
+
+
+def _allowed_after(module: cst.Module, findings: list[Finding], settled: list[Finding]) -> Counter[FindingKey]:
+    """For each settled finding's key, how many findings with that key may remain after the round."""
+    before = Counter(_key(module, f) for f in findings)
+    gone = Counter(_key(module, f) for f in settled)
+    return Counter({key: before[key] - count for key, count in gone.items()})
+
+
+def _check_fixed_gone(module: cst.Module, findings: list[Finding], allowed: Counter[FindingKey]) -> None:
+    after = Counter(_key(module, f) for f in findings)
+    for finding in findings:
+        key = _key(module, finding)
+        if key in allowed and after[key] > allowed[key]:
+            loc = finding.location
+            raise _FixFailed(f"re-linting the fixed code still reports {finding.code} at {loc.row}:{loc.column}")
+
+
+def _text(module: cst.Module, as_text: bool) -> Source:
+    return module.code if as_text else module.bytes
+
+
+def _final_text(data: Source, roundtrip: Source, fixed: Source, filename: str) -> Source:
+    """The bytes to write: the fixed text, with what libcst does not reproduce taken from `data`."""
+    if fixed == roundtrip:
+        return data  # nothing changed: byte-identical, whatever libcst would print
+    new = splice_untouched(data, roundtrip, fixed)  # type: ignore[type-var]
+    if new is None:
+        row = first_difference_row(data, roundtrip)  # type: ignore[type-var]
+        raise _FixFailed(f"libcst does not reproduce line {row} byte for byte and the fix touches it")
+    if new != fixed:
+        try:
+            check_syntax(new, filename)
+        except SourceError as error:
+            raise _FixFailed(f"the fixed code does not parse ({error.message}, line {error.row})") from None
+    return new
 
 
 def lint_source(code: Source, filename: str = "<string>", settings: Optional[Settings] = None) -> list[Finding]:

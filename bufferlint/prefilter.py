@@ -16,6 +16,7 @@ it is handed to the normal path, which reports the error.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from typing import Iterable, Iterator, Optional, Union
 
@@ -29,10 +30,19 @@ Source = Union[bytes, str]
 _last_valid: Optional[Source] = None
 
 
+# `class X(nn.Module)` and the like: such a file almost surely goes on to libcst, which reports
+# syntax errors itself, so the ast gate would only add its cost. (Saying "may" is always safe.)
+_LIKELY_MODULE = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\bModule\b", re.MULTILINE)
+_LIKELY_MODULE_BYTES = re.compile(_LIKELY_MODULE.pattern.encode(), re.MULTILINE)
+
+
 def may_have_findings(data: Source, triggers: Iterable[str], extra_bases: Iterable[str] = ()) -> bool:
     global _last_valid
     if not text_gate(data, triggers):
         return False
+    likely = _LIKELY_MODULE_BYTES if isinstance(data, bytes) else _LIKELY_MODULE
+    if likely.search(data):  # type: ignore[arg-type]
+        return True
     tree = parse_quietly(data)
     if tree is None:
         return True  # the normal path parses it again and reports the error

@@ -1,16 +1,40 @@
-"""Reading, parsing and writing source files without changing a byte we did not mean to."""
+"""Reading, parsing and writing source files without changing a byte we did not mean to.
+
+Parsing goes through CPython's own parser first: it is fast, written in C with its own limits
+(200 nested brackets, a bounded AST depth), and its messages are the ones users know. libcst's
+native parser only sees files CPython accepts and that are not nested deeper than `MAX_NESTING`:
+on deeper input it takes seconds to minutes or overflows its stack (a segfault no `except` can
+catch), measured at 3,000 nested brackets or 100,000 `and` operands.
+"""
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import errno
+import io
 import os
+import re
+import signal
 import stat
 import tempfile
+import tokenize
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Iterator, Optional, TypeVar, Union
 
 import libcst as cst
+
+Source = Union[bytes, str]
+S = TypeVar("S", bytes, str)
+
+# Levels of nesting (AST depth, an `and`/`or` chain counting one level per operand as libcst nests
+# it) above which a file is reported instead of parsed. Real code stays below 50; libcst's
+# Python-side visitors hit the recursion limit somewhere between 150 and 500 levels anyway.
+MAX_NESTING = 500
+TOO_DEEP = "too deeply nested to analyse (Python's recursion limit reached)"
+TEMP_PREFIX = ".bufferlint-"
+TEMP_SUFFIX = ".tmp"
 
 
 @dataclass
@@ -25,89 +49,231 @@ class SourceError(Exception):
         return self.message
 
 
+class WriteError(Exception):
+    """A fixed file that could not be written; the original is left as it was."""
+
+
+# --- reading ---
+
+
 def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as error:
-        raise SourceError(f"cannot read file: {error.strerror or error}") from error
+        raise SourceError(_read_problem(path, error)) from None
 
 
-def parse(data: Union[bytes, str]) -> cst.Module:
-    """Parse with libcst, turning every failure into a one-line SourceError."""
-    if isinstance(data, bytes) and b"\0" in data:
-        raise SourceError("source contains NUL bytes", *_nul_position(data))
+def _read_problem(path: str, error: OSError) -> str:
+    """Why `path` cannot be read, in words that name the actual problem (a link, a folder...)."""
+    if error.errno == errno.ELOOP:
+        return "cannot read file: symlink loop"
+    if os.path.islink(path) and not os.path.exists(path):
+        return f"cannot read file: dangling symlink to {os.readlink(path)!r}"
+    if error.errno == errno.ENOENT:
+        return "cannot read file: no such file or directory"
+    if os.path.isdir(path):  # only reached for folders that discovery could not list
+        try:
+            os.listdir(path)
+        except OSError as list_error:
+            return f"cannot read directory: {_reason(list_error)}"
+        return "cannot read file: is a directory"
+    return f"cannot read file: {_reason(error)}"
+
+
+def _reason(error: OSError) -> str:
+    return (error.strerror or str(error)).lower()
+
+
+# --- decoding and parsing ---
+
+
+def decode(data: bytes) -> str:
+    """The text of `data` as CPython reads it (BOM and coding cookie honoured)."""
     try:
-        return cst.parse_module(data)
-    except cst.ParserSyntaxError as error:
-        # CPython's message is the one users know; libcst's only when CPython accepts the file.
-        check_syntax(data, "<source>")
-        return _reraise(f"syntax error: {error.message}", error.raw_line, error.raw_column + 1)
-    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
-        return _reraise(f"cannot decode source: {error}", 1, 1)
-    except (RecursionError, MemoryError):
-        return _reraise("source is nested too deeply to parse", 1, 1)
-    except Exception as error:  # libcst raises bare exceptions on some invalid input
-        return _reraise(f"cannot parse: {error}".splitlines()[0], 1, 1)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if "unknown encoding" in str(error) or "encoding problem" in str(error):
+            raise SourceError(f"cannot decode source: {error}", _cookie_row(data)) from None
+        encoding = "utf-8"  # undecodable first lines: decoding says where
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        row, column = _offset_position(data, error.start)
+        bad = data[error.start : error.start + 1].hex()
+        raise SourceError(f"cannot decode source as {encoding}: invalid byte 0x{bad}", row, column) from None
 
 
-def _reraise(message: str, row: int, column: int) -> cst.Module:
-    raise SourceError(message, max(row, 1), max(column, 1))
+def _cookie_row(data: bytes) -> int:
+    for row, line in enumerate(data.splitlines()[:2], start=1):
+        if re.match(rb"^[ \t\f]*#.*?coding[:=]", line):
+            return row
+    return 1
 
 
-def _nul_position(data: bytes) -> tuple[int, int]:
-    offset = data.index(b"\0")
-    row = data.count(b"\n", 0, offset) + 1
-    return row, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+def _offset_position(data: Source, offset: int) -> tuple[int, int]:
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    row = data.count(newline, 0, offset) + 1  # type: ignore[arg-type]
+    return row, offset - (data.rfind(newline, 0, offset) + 1) + 1  # type: ignore[arg-type]
 
 
-def check_syntax(data: Union[bytes, str], filename: str) -> None:
-    """Raise SourceError when CPython cannot parse `data` (encoding cookie and BOM honoured)."""
-    if isinstance(data, bytes) and b"\0" in data:
-        raise SourceError("source contains NUL bytes", *_nul_position(data))
+def check_syntax(data: Source, filename: str = "<source>") -> ast.Module:
+    """CPython's AST of `data`, or a SourceError saying where and why CPython rejects it."""
+    nul = b"\0" if isinstance(data, bytes) else "\0"
+    if nul in data:  # type: ignore[operator]
+        raise SourceError("source contains NUL bytes", *_offset_position(data, data.index(nul)))  # type: ignore[arg-type]
+    text = decode(data) if isinstance(data, bytes) else data
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(data, filename=filename)
-    except SyntaxError as error:
+            return ast.parse(text, filename=filename)
+    except SyntaxError as error:  # IndentationError and TabError included
         raise SourceError(f"syntax error: {error.msg}", error.lineno or 1, error.offset or 1) from None
-    except (UnicodeDecodeError, LookupError) as error:
-        raise SourceError(f"cannot decode source: {error}") from None
-    except (ValueError, RecursionError, MemoryError) as error:
-        raise SourceError(f"cannot parse: {error or type(error).__name__}") from None
+    except (RecursionError, MemoryError):
+        raise SourceError("too deeply nested for Python's parser") from None
+    except (ValueError, UnicodeError) as error:
+        raise SourceError(f"cannot parse: {error}") from None
+
+
+def check_nesting(tree: ast.AST, limit: int = MAX_NESTING) -> None:
+    """Raise SourceError at the first place nested deeper than `limit` (see MAX_NESTING)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):  # flat in ast, one level per operand in libcst
+            depth += len(node.values) - 1
+        if depth > limit:
+            row = getattr(node, "lineno", 1)
+            column = getattr(node, "col_offset", 0) + 1
+            raise SourceError(f"too deeply nested: more than {limit} levels; not analysed", row, column)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def parse(data: Source) -> cst.Module:
+    """Parse with libcst after CPython accepted the file; every failure becomes a SourceError."""
+    check_nesting(check_syntax(data))
+    try:
+        return cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        raise SourceError(f"libcst cannot parse this file (CPython can): {error.message}", max(error.raw_line, 1), error.raw_column + 1) from None
+    except (RecursionError, MemoryError):
+        raise SourceError(TOO_DEEP) from None
+    except Exception as error:  # libcst raises bare exceptions on some input
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise SourceError(f"libcst cannot parse this file: {first}") from None
 
 
 def check_compiles(code: str, filename: str) -> Optional[str]:
     """None when CPython accepts `code`, else the reason (libcst accepts a few things CPython does not)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(code, filename=filename)
-    except SyntaxError as error:
-        return f"{error.msg} (line {error.lineno})"
-    except (ValueError, RecursionError, MemoryError) as error:
-        return str(error) or type(error).__name__
+        check_syntax(code, filename)
+    except SourceError as error:
+        return f"{error.message} (line {error.row})"
     return None
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it over the original.
+def splice_untouched(original: S, roundtrip: S, fixed: S) -> Optional[S]:
+    """`fixed` with the stretch that libcst does not reproduce byte for byte taken from `original`.
 
-    The rename is atomic, so an interrupted run leaves either the old or the new file, never half.
+    libcst drops a few things when it prints a tree back (a form feed at the top, whitespace-only
+    lines at the end, a last lone CR). `roundtrip` is the unfixed tree printed back: it differs
+    from `original` in one stretch at most here (a common prefix, one changed stretch, a common
+    suffix). When the fix edited only text before (or only after) that stretch, the stretch is put
+    back as it was; otherwise None, and the caller leaves the file alone.
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, temp = tempfile.mkstemp(prefix=".bufferlint-", suffix=".tmp", dir=directory)
+    if roundtrip == original:
+        return fixed
+    prefix = _common_prefix(original, roundtrip)
+    suffix = _common_suffix(original[prefix:], roundtrip[prefix:])
+    tail = roundtrip[prefix:]
+    if fixed.endswith(tail):  # every edit lies before the stretch
+        return fixed[: len(fixed) - len(tail)] + original[prefix:]
+    head = roundtrip[: len(roundtrip) - suffix]
+    if fixed.startswith(head):  # every edit lies after it
+        return original[: len(original) - suffix] + fixed[len(head) :]
+    return None
+
+
+def _common_prefix(a: S, b: S) -> int:
+    limit = min(len(a), len(b))
+    i = 0
+    while i < limit and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _common_suffix(a: S, b: S) -> int:
+    limit = min(len(a), len(b))
+    i = 0
+    while i < limit and a[len(a) - 1 - i] == b[len(b) - 1 - i]:
+        i += 1
+    return i
+
+
+def first_difference_row(a: S, b: S) -> int:
+    return _offset_position(a, _common_prefix(a, b))[0]
+
+
+# --- writing ---
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace the file's content through a temporary file in the same folder and a rename.
+
+    The rename is atomic, so a reader (or an interrupted run) sees the old or the new file, never
+    half of one. A symlink is written through: its target gets the new content, the link stays.
+    The file keeps its permission bits (and its owner, where allowed). SIGINT, SIGTERM and SIGHUP
+    are held back while the file is written and delivered right after, so Ctrl-C neither leaves a
+    temporary file behind nor stops between writing and renaming. A read-only file (no write
+    permission bit, or not writable by this user) is not replaced: WriteError.
+    """
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except OSError as error:
+        raise WriteError(f"cannot write file: {_reason(error)}") from None
+    if not info.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise WriteError("file is read-only; fix not written")
+    with signals_deferred():
+        try:
+            _replace(real, data, info)
+        except OSError as error:
+            raise WriteError(f"cannot write file: {_reason(error)}") from None
+
+
+def _replace(real: str, data: bytes, info: os.stat_result) -> None:
+    fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=os.path.dirname(real))
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
+            os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
+            _keep_owner(handle.fileno(), info)
+        os.replace(temp, real)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass
         raise
+
+
+def _keep_owner(fd: int, info: os.stat_result) -> None:
+    if hasattr(os, "fchown") and (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):  # only root may give a file away; others keep theirs
+            os.fchown(fd, info.st_uid, info.st_gid)
+
+
+_DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold back interrupting signals in this thread; pending ones arrive when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks, the rename is still atomic
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -111,7 +111,7 @@ def _check_fixes(tree: Path, result: RepoResult) -> None:
     """`--fix --unsafe-fixes` on a copy: count what changed and parse every changed file."""
     with tempfile.TemporaryDirectory(prefix="bufferlint-survey-") as scratch:
         copy = Path(scratch) / tree.name
-        shutil.copytree(tree, copy, ignore=lambda folder, names: [n for n in names if n.startswith(".bufferlint")])
+        shutil.copytree(tree, copy, symlinks=True, ignore=lambda folder, names: [n for n in names if n.startswith(".bufferlint")])
         before = {p: p.read_bytes() for p in copy.rglob("*.py")}
         remaining = bufferlint([str(copy)], "--fix", "--unsafe-fixes")
         fixable_before = sum(1 for f in result.findings if f["fix"] is not None)

@@ -133,9 +133,12 @@ def test_buf005_different_names_keeps_the_buffer_and_drops_the_none_attribute(tm
     x = torch.randn(2, 3)
     with torch.no_grad():
         assert torch.equal(new(x), x @ new.table @ torch.eye(3) + new.B)
+    assert new.my_buffer is None and "my_buffer" in new._buffers  # registered as None by BUF001
+    new.reset()
     buffers = dict(new.named_buffers())
     assert set(buffers) == {"my_buffer", "B", "table", "basis"}
-    assert torch.equal(buffers["my_buffer"], torch.mean(x, 0)), "forward's assignment updates the buffer"
+    assert torch.equal(buffers["my_buffer"], torch.zeros(3)), "reset()'s assignment updates the registered buffer"
+    assert list(new.state_dict()) == ["B"], "my_buffer is registered non-persistent"
 
 
 def test_buf005_local_result_fix_keeps_the_registration(tmp_path: Path) -> None:

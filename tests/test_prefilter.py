@@ -41,7 +41,7 @@ def test_fixture_findings_identical_without_prefilter(case: Case, settings: Opti
     assert lines(check_bytes(case.source, case.path.name, chosen).findings) == lines(unfiltered(case.source, case.path.name, chosen))
 
 
-SYNTHETIC = generate(150, seed=7)
+SYNTHETIC = generate(80, seed=7)
 
 
 def test_synthetic_corpus_identical_without_prefilter() -> None:

@@ -6,12 +6,13 @@ from functools import cached_property
 from typing import Iterable, Optional
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from bufferlint.analysis.classes import ClassCollector, ClassInfo, ValueKind
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
+from bufferlint.analysis.positions import NodePositions
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
 
@@ -60,11 +61,14 @@ class FileAnalysis:
         collector.collect_methods(info, tensor_attrs, tensor_methods)
 
     @cached_property
-    def _positions(self) -> "dict[cst.CSTNode, CodeRange]":
-        # Only computed when a finding needs a position: most files have none, and positions
-        # cost a second walk of the whole tree.
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        return dict(wrapper.resolve(PositionProvider))
+    def _positions(self) -> NodePositions:
+        # Only computed when a finding needs a position, and only for the nodes asked for: whole-
+        # tree position metadata costs as much as parsing the file again (see positions.py).
+        return NodePositions(self.module)
+
+    def prepare_positions(self, nodes: "Iterable[cst.CSTNode]") -> None:
+        """Compute the positions of all these nodes in one pass (before asking for each)."""
+        self._positions.add(nodes)
 
     def position(self, node: cst.CSTNode) -> Optional[CodeRange]:
         return self._positions.get(node)

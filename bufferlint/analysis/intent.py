@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.flow import free_names, iter_nodes, iter_sites, self_name
+from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name
 
 # Methods through which a class can move plain attributes with the module.
 _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "type")
@@ -24,7 +24,7 @@ def deliberate_reason(info: ClassInfo, attr: str, defining: AttrAssignment, fami
     """Why `self.<attr>` is a plain tensor on purpose, or None when nothing says so.
 
     `family`: module classes of the same file; subclasses among them count as readers."""
-    for test in (_self_rebinding, _moved_by_override, _device_checked, _input_derived, _per_call_state, _construction_only):
+    for test in (_self_rebinding, _hasattr_cache, _moved_by_override, _device_checked, _input_derived, _per_call_state, _construction_only):
         reason = test(info, attr, defining, family)
         if reason is not None:
             return reason
@@ -75,6 +75,22 @@ def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool
     return any(_is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
 
 
+def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+    """`if not hasattr(self, "k"): self.k = ...`: a registered buffer would make hasattr() true
+    from the start, so the rewrite would break the cache; whatever it holds was built on demand."""
+    for func in info.methods.values():
+        for node in iter_nodes(func.body):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Name)
+                and node.func.value == "hasattr"
+                and len(node.args) == 2
+                and _mentions_attr_string(node.args[1], attr)
+            ):
+                return f"{func.name.value}() builds it on demand behind hasattr()"
+    return None
+
+
 def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
     for owner in (info, *info.ancestors()):
         for name in _MOVE_OVERRIDES:
@@ -96,13 +112,22 @@ def _mentions_attr_string(node: cst.CSTNode, attr: str) -> bool:
 
 
 def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
-    """A cache that compares its own device (or dtype) with the input's rebuilds itself where needed."""
+    """A cache built outside construction that compares its own device (or dtype) with the input's
+    rebuilds itself where needed. A tensor made in `__init__` behind such a guard is still a
+    finding: the guard only exists to move it (BUF002)."""
+    if _tensor_at_init(info, attr):
+        return None
     for func in info.methods.values():
         me = self_name(func)
         for node in iter_nodes(func.body):
             if isinstance(node, cst.Comparison) and _compares_placement(node, me, attr):
                 return f"{func.name.value}() re-checks its device"
     return None
+
+
+def _tensor_at_init(info: ClassInfo, attr: str) -> bool:
+    init_time = init_time_methods(info)
+    return any(a.kind is ValueKind.TENSOR and a.method.name.value in init_time for a in info.assignments_to(attr))
 
 
 def _compares_placement(node: cst.Comparison, me: Optional[str], attr: str) -> bool:
@@ -120,9 +145,34 @@ def _input_derived(info: ClassInfo, attr: str, defining: AttrAssignment, family:
         name = assignment.method.name.value
         if name in init_time or assignment.value is None:
             continue
-        if set(free_names(assignment.value)) & _input_names(assignment.method):
+        if _mentions_self_attr(assignment.value, assignment.scope.self_name, attr):
+            continue  # `self.t = self.t.to(x.device)`: a move of the module's own tensor (BUF002)
+        passed_through = isinstance(assignment.value, cst.Name)
+        if assignment.kind is not ValueKind.TENSOR and not passed_through:
+            continue  # a non-tensor from the arguments (`max(0.1, 1 / step)`) is a hazard, not intent
+        if set(data_names(assignment.value)) & _input_names(assignment.method):
             return f"{name}() assigns it from its arguments"
     return None
+
+
+# Reading these of an input gives metadata, not data: `torch.arange(x.shape[1])` lives on the CPU.
+_METADATA = frozenset(("dtype", "shape", "ndim", "size", "dim", "numel", "is_cuda", "layout"))
+
+
+def data_names(root: cst.CSTNode) -> Iterator[str]:
+    """Names whose data or device flows into an expression (`x`, `x.device`), not their metadata."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            yield node.value
+        elif isinstance(node, cst.Attribute):
+            if node.attr.value not in _METADATA:
+                stack.append(node.value)
+        elif isinstance(node, cst.Arg):
+            stack.append(node.value)
+        elif not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "isinstance", "type")):
+            stack.extend(child_nodes(node))
 
 
 def _input_names(func: cst.FunctionDef) -> set[str]:
@@ -138,7 +188,7 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) or value is None:
             continue
-        if set(free_names(value)) & tainted:
+        if set(data_names(value)) & tainted:
             for target in _targets(small):
                 tainted.update(_bound_names(target))
     return tainted
@@ -161,28 +211,57 @@ def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
 def _per_call_state(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
     """Never a tensor while constructing, and (re)built unconditionally by a method: a value of the
     current call (a sampled mask, a random count), not state the module should carry."""
-    init_time = init_time_methods(info)
-    tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
-    if any(a.method.name.value in init_time for a in tensors):
+    if _tensor_at_init(info, attr):
         return None
-    if any(not a.site.nested for a in tensors):
-        return "it is rebuilt on every call of a method, never while constructing"
+    tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
+    placed = [a for a in tensors if not a.site.nested and a.value is not None and _placed(a)]
+    if placed:
+        return f"{placed[0].method.name.value}() rebuilds it on every call where the module's tensors live"
     return None
+
+
+def _placed(assignment: AttrAssignment) -> bool:
+    """Built with an explicit `device=`, or from the module's own tensors: already where it belongs."""
+    value = assignment.value
+    assert value is not None
+    me, tensor_attrs = assignment.scope.self_name, assignment.scope.tensor_attrs
+    for node in iter_nodes(value):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+            return True
+        if isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in tensor_attrs:
+            return True
+    return False
 
 
 def _construction_only(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
     """Read while constructing (a size computed with torch) and never by forward or other methods."""
+    if not _all_methods_visible(info):
+        return None  # a base class defined elsewhere (a torch layer, another file) may read it
     init_time = init_time_methods(info)
     targets = {id(a.target) for a in info.assignments}
     read_at_init = False
-    for owner in (info, *(c for c in family if info in c.ancestors())):
+    for owner in (info, *info.ancestors(), *(c for c in family if info in c.ancestors())):
         owner_init = init_time if owner is info else init_time_methods(owner)
         for func in owner.methods.values():
             me = self_name(func)
-            for node in iter_nodes(func.body):
-                if id(node) in targets or not _is_self_attr(node, me, attr):  # type: ignore[arg-type]
+            for site in iter_sites(func):
+                if isinstance(site.small, cst.Del):
                     continue
-                if func.name.value not in owner_init:
-                    return None
-                read_at_init = True
+                for node in iter_nodes(site.small):
+                    if id(node) in targets or not _is_self_attr(node, me, attr):  # type: ignore[arg-type]
+                        continue
+                    if func.name.value not in owner_init:
+                        return None
+                    read_at_init = True
     return "it is only read while constructing" if read_at_init else None
+
+
+def _all_methods_visible(info: ClassInfo) -> bool:
+    """Every base is `nn.Module` itself or a class of this file whose bases are visible too."""
+    if info.is_layer_subclass:
+        return False
+    for owner in (info, *info.ancestors()):
+        local = {a.name for a in owner.bases_info}
+        if any(base not in local and base.rpartition(".")[2] != "Module" for base in owner.base_names):
+            return False
+    return True

@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 
 from bufferlint.analysis import torch_api
 
-_CLASS_HEADER = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+_CLASS_HEADER = re.compile(rb"^[ \t]*class[ \t]+\w+", re.MULTILINE)
 _MAX_ALIAS_HOPS = 8  # re-export chains (`pkg/__init__.py` importing from `pkg/base.py`) are short
 
 
@@ -216,7 +216,10 @@ def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = ()) 
         except OSError:
             continue
         is_package = os.path.basename(path) == "__init__.py"
-        index = index_source(source, module_name(path), is_package)
+        try:
+            index = index_source(source, module_name(path), is_package)
+        except (RecursionError, MemoryError):
+            continue  # too deeply nested to index: the per-file pass reports it (BUF999)
         if index is not None:
             indexes.append(index)
     project = ProjectIndex(indexes, extra_bases)

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.hazards import buffer_hazards
+from bufferlint.analysis.intent import deliberate_reason
 from bufferlint.fixes.register_buffer import buffer_fix, registration_edit
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
@@ -50,9 +51,11 @@ class TensorAttribute(Rule):
     summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        for info in analysis.module_classes:
+        family = analysis.module_classes
+        for info in family:
             for attr, defining in defining_assignments(info).items():
-                yield self._finding(analysis, info, attr, defining)
+                if deliberate_reason(info, attr, defining, family) is None:
+                    yield self._finding(analysis, info, attr, defining)
 
     def _finding(self, analysis: FileAnalysis, info: ClassInfo, attr: str, defining: AttrAssignment) -> Finding:
         hazards = buffer_hazards(info, attr, defining)

@@ -134,4 +134,4 @@ def _grad_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenPara
     owner = parameter.assignment.scope.self_name
     grad = GradInference(analysis.inference, lambda node: parameter_reference(info, node, owner))
     reason = grad.reason(parameter.data, grad.locals_before(parameter.assignment.method, parameter.assignment.statement))
-    return None if reason is None else f"the wrapped tensor is {reason}: the buffer would keep its autograd history"
+    return None if reason is None else f"the wrapped tensor comes from {reason}: a buffer would keep its autograd history"

@@ -78,7 +78,8 @@ def _compare_outputs(old: nn.Module, new: nn.Module, inputs: tuple, result: Agai
     try:
         old_out = _forward(old, inputs)
     except Exception as exc:
-        _inconclusive(result, f"outputs not compared: the old version's forward raised {one_line(exc)}{at(traceback_location(exc))}")
+        where = at(traceback_location(exc))
+        _inconclusive(result, f"outputs not compared: the old version's forward raised {one_line(exc)}{where}")
         return
     try:
         new_out = _forward(new, inputs)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
-
 import torch
 from torch import nn
 from torch.utils._pytree import tree_map_only
@@ -77,7 +75,8 @@ def _run_forward(module: nn.Module, args: tuple, kwargs: dict, target: torch.dev
     except Exception as exc:  # user code failed; report it, never our traceback
         if target.type == "meta" and "meta" in str(exc):
             outcome.forward = "inconclusive"
-            outcome.messages.append(f"inconclusive: forward needs tensor values on meta: {one_line(exc)}{at(traceback_location(exc))}")
+            where = at(traceback_location(exc))
+            outcome.messages.append(f"inconclusive: forward needs tensor values on meta: {one_line(exc)}{where}")
         else:
             outcome.forward = "crashed"
             outcome.messages.append(f"forward raised {one_line(exc)}{at(traceback_location(exc))}")

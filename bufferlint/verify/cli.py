@@ -15,7 +15,7 @@ from bufferlint.verify import report
 from bufferlint.verify.errors import UsageError
 from bufferlint.verify.result import VerifyResult
 from bufferlint.verify.runner import run_jobs
-from bufferlint.verify.target import parse_target
+from bufferlint.verify.target import check_class_statically, parse_target
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 DEFAULT_TIMEOUT = 120.0
@@ -30,11 +30,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("target", help="path/to/file.py::Class or package.module:Class")
     parser.add_argument("--kwargs", metavar="JSON", help="constructor keyword arguments as a JSON object")
-    parser.add_argument("--input", metavar="EXPR", help="example input: a Python expression with torch in scope; a tuple is spread into arguments")
-    parser.add_argument("--device", choices=("auto", "cuda", "meta"), default="auto", help="auto: CUDA when available, else meta emulation (default)")
-    parser.add_argument("--against", metavar="REV_OR_FILE", help="compare with an original version: a file, or a git revision of the target's file")
+    parser.add_argument("--input", metavar="EXPR",
+                        help="example input: a Python expression with torch in scope; a tuple is spread into arguments")
+    parser.add_argument("--device", choices=("auto", "cuda", "meta"), default="auto",
+                        help="auto: CUDA when available, else meta emulation (default)")
+    parser.add_argument("--against", metavar="REV_OR_FILE",
+                        help="compare with an original version: a file, or a git revision of the target's file")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help=f"limit for the user's code (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"limit for the user's code (default {DEFAULT_TIMEOUT:g})")
     return parser
 
 
@@ -61,7 +65,7 @@ def _check_input(expr: str | None) -> None:
 
 def make_job(args: argparse.Namespace) -> dict[str, Any]:
     """Validate everything that can be checked without importing user code."""
-    parse_target(args.target)
+    check_class_statically(parse_target(args.target))
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     _check_input(args.input)

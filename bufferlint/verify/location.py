@@ -5,6 +5,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+from types import FrameType
 
 import torch
 
@@ -18,7 +19,7 @@ _SKIPPED_DIRS = (
 
 def user_frame_location() -> tuple[str, str]:
     """("file.py:LINE", "source text") of the innermost user frame, or ("<unknown>", "")."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_SKIPPED_DIRS) and not filename.startswith("<frozen"):

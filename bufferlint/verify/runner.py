@@ -2,8 +2,9 @@
 
 User code is imported and executed, so it runs in `python -m bufferlint.verify.worker`: a hang,
 a segfault or `os._exit` in user code costs one job, never the caller. Each job gets `timeout`
-seconds from the moment the worker starts it; the worker's own start (importing torch) gets the
-same allowance. When a job times out or kills the worker, a fresh worker runs the rest.
+seconds from the moment the worker starts it; the worker's own start (Python and torch imports,
+no user code) gets at least STARTUP_SECONDS, so a loaded CI machine does not fail a short
+timeout. When a job times out or kills the worker, a fresh worker runs the rest.
 """
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ from typing import Any
 Record = dict[str, Any]  # {"result": ...} | {"usage_error": str} | {"error": str}
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds bufferlint/
 _OUTPUT_TAIL_LINES = 5
+STARTUP_SECONDS = 120.0
 
 
-def run_jobs(jobs: list[dict[str, Any]], timeout: float, on_start: Callable[[int], None] | None = None) -> list[Record]:
+def run_jobs(
+    jobs: list[dict[str, Any]], timeout: float, on_start: Callable[[int], None] | None = None
+) -> list[Record]:
     """One record per job, in order. `on_start(i)` is called when job i begins."""
     records: dict[int, Record] = {}
     first = 0
@@ -47,7 +51,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _run_batch(jobs: list[dict[str, Any]], timeout: float, on_start: Callable[[int], Any]) -> tuple[dict[int, Record], int, str | None]:
+def _run_batch(
+    jobs: list[dict[str, Any]], timeout: float, on_start: Callable[[int], Any]
+) -> tuple[dict[int, Record], int, str | None]:
     """(records by index, index of the job that failed, why) for one worker's life."""
     with tempfile.TemporaryDirectory(prefix="bufferlint-verify-") as tmp:
         request, results, log = Path(tmp, "request.json"), Path(tmp, "results.jsonl"), Path(tmp, "output.log")
@@ -61,7 +67,9 @@ def _run_batch(jobs: list[dict[str, Any]], timeout: float, on_start: Callable[[i
         return done, failed_at, _failure_message(timed_out, timeout, returncode, log)
 
 
-def _supervise(request: Path, results: Path, log_file: Any, timeout: float, on_start: Callable[[int], Any]) -> tuple[bool, int, int]:
+def _supervise(
+    request: Path, results: Path, log_file: Any, timeout: float, on_start: Callable[[int], Any]
+) -> tuple[bool, int, int]:
     """Start the worker and wait; (timed out?, index of the job running at the end, exit code)."""
     command = [sys.executable, "-m", "bufferlint.verify.worker", str(request), str(results)]
     if os.name != "posix":  # no fd passing: no progress, one deadline for the whole batch
@@ -85,8 +93,10 @@ def _supervise(request: Path, results: Path, log_file: Any, timeout: float, on_s
     return timed_out, current, process.wait()
 
 
-def _follow_progress(process: subprocess.Popen, read_fd: int, timeout: float, on_start: Callable[[int], Any]) -> tuple[bool, int]:
-    current, deadline, pending = 0, time.monotonic() + timeout, b""
+def _follow_progress(
+    process: subprocess.Popen, read_fd: int, timeout: float, on_start: Callable[[int], Any]
+) -> tuple[bool, int]:
+    current, deadline, pending = 0, time.monotonic() + max(timeout, STARTUP_SECONDS), b""
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:

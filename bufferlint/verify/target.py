@@ -5,6 +5,7 @@ subprocess because it runs user code.
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import linecache
@@ -18,6 +19,8 @@ from pathlib import Path
 from bufferlint.verify.errors import UsageError
 from bufferlint.verify.paths import display_path
 
+# calls that can bind module-level names the parser cannot see
+_DYNAMIC_BINDERS = frozenset({"globals", "exec", "setattr", "vars", "locals", "__getattr__"})
 _FORMS = "expected path/to/file.py::Class or package.module:Class"
 
 
@@ -52,6 +55,45 @@ def parse_target(raw: str) -> Target:
         raise UsageError(f"bad target {raw!r}: {module!r} is not a module name ({_FORMS})")
     _check_class_name(raw, class_name)
     return Target(raw=raw, class_name=class_name, module=module)
+
+
+def check_class_statically(target: Target) -> None:
+    """Fail fast, before starting a worker and importing torch, when a file target's module
+    cannot define the class: a syntax error, or no top-level binding of its name at all.
+    Anything dynamic (a star import, `globals()`, ...) is left to the real import."""
+    if target.file is None:
+        return
+    try:
+        tree = ast.parse(target.file.read_bytes(), filename=str(target.file))
+    except SyntaxError as exc:
+        raise UsageError(f"cannot import {display_path(str(target.file))}: SyntaxError: {exc.msg} "
+                         f"(at {display_path(str(target.file))}:{exc.lineno})") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {display_path(str(target.file))}: {exc}") from None
+    names = _top_level_names(tree.body)
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    dynamic = "*" in names or bool(used & _DYNAMIC_BINDERS)
+    if not dynamic and target.class_name.split(".")[0] not in names:
+        raise UsageError(f"no class {target.class_name} in {target.raw.rpartition('::')[0]}")
+
+
+def _top_level_names(body: list[ast.stmt]) -> set[str]:
+    """Names bound at module level, looking into if/try/with blocks as the import would run them."""
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+            continue  # their bodies bind names in their own scope
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        for block in ("body", "orelse", "finalbody"):
+            names |= _top_level_names([n for n in getattr(node, block, []) if isinstance(n, ast.stmt)])
+        for handler in getattr(node, "handlers", []):
+            names |= _top_level_names(handler.body)
+    return names
 
 
 def package_root(file: Path) -> tuple[Path, str]:

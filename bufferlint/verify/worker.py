@@ -18,7 +18,7 @@ import torch
 
 from bufferlint.verify import config
 from bufferlint.verify.against import compare
-from bufferlint.verify.check import check_module
+from bufferlint.verify.check import check_module, choose_target
 from bufferlint.verify.errors import UsageError
 from bufferlint.verify.inputs import BuildError, build, make_input, missing_arguments
 from bufferlint.verify.location import one_line
@@ -78,6 +78,7 @@ def _resolve(target: Target, job: dict[str, Any]) -> tuple[Any, type, config.Cla
 def run_verify(job: dict[str, Any]) -> VerifyResult:
     """`bufferlint verify`: device check of one class, and `--against` when asked."""
     target = parse_target(job["target"])
+    choose_target(job.get("device", "auto"))  # `--device cuda` without a GPU: say so before any work
     started = time.perf_counter()
     module, cls, cfg = _resolve(target, job)
     old_cls = None
@@ -103,7 +104,10 @@ def run_verify(job: dict[str, Any]) -> VerifyResult:
     return result
 
 
-def _device_check(result: VerifyResult, cls: type, cfg: config.ClassConfig, inputs: tuple | None, device: str, timings: dict[str, float]) -> None:
+def _device_check(
+    result: VerifyResult, cls: type, cfg: config.ClassConfig, inputs: tuple | None, device: str,
+    timings: dict[str, float],
+) -> None:
     t0 = time.perf_counter()
     try:
         module = build(cls, cfg.kwargs)

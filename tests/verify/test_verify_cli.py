@@ -21,7 +21,8 @@ def test_nested_strays_and_device_errors_as_json(capsys: pytest.CaptureFixture[s
     code = main([models_target("TinyGPT"), "--input", "torch.randn(2, 5, 8)", "--device", "meta", "--output-format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert (report["target"], report["mode"], report["status"], report["against"]) == (models_target("TinyGPT"), "meta-emulated", "fail", None)
+    assert (report["target"], report["mode"], report["status"]) == (models_target("TinyGPT"), "meta-emulated", "fail")
+    assert report["against"] is None
     assert [(s["path"], s["device"], s["shape"]) for s in report["stray_tensors"]] == [
         ("blocks.0.attn.mask", "cpu", [16, 16]), ("blocks.1.attn.mask", "cpu", [16, 16]),
     ]
@@ -31,33 +32,41 @@ def test_nested_strays_and_device_errors_as_json(capsys: pytest.CaptureFixture[s
 
 
 def test_constructor_kwargs_flag_and_text_report(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main([models_target("RMSNorm"), "--kwargs", '{"d": 4}', "--input", "torch.randn(2, 4)", "--device", "meta"])
-    out = capsys.readouterr().out
+    code = main([models_target("RMSNorm"), "--kwargs", '{"d": 4}', "--device", "meta"])
     assert code == 0
-    assert out.splitlines()[1].startswith("mode: meta-emulated")
-    assert "stray tensors: none" in out and "forward: ran, no op mixed devices" in out
-    assert out.rstrip().endswith("status: pass")
+    assert capsys.readouterr().out.splitlines() == [
+        f"bufferlint verify {models_target('RMSNorm')}",
+        "mode: meta-emulated (no usable GPU: meta tensors under a checker that applies CUDA's device rules)",
+        "stray tensors: none",
+        "forward skipped: no example input (give --input); only the stray-tensor walk ran",
+        "status: pass",
+    ]
 
 
-def test_against_file_with_persistent_rewrite_names_the_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main([f"{AGAINST / 'rotary_persistent.py'}::Rotary", "--against", str(AGAINST / "rotary_old.py"),
+def test_against_file_with_changed_constant_fails_on_outputs(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([f"{AGAINST / 'rotary_changed_base.py'}::Rotary", "--against", str(AGAINST / "rotary_old.py"),
                  "--input", "torch.randn(2, 6, 8)", "--device", "meta", "--output-format", "json"])
-    against = json.loads(capsys.readouterr().out)["against"]
+    report = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert (against["status"], against["extra_keys"], against["missing_keys"]) == ("fail", ["cos", "sin"], [])
+    assert (report["status"], report["stray_tensors"], report["device_errors"]) == ("fail", [], [])
+    against = report["against"]
+    assert (against["status"], against["outputs"], against["extra_keys"], against["missing_keys"]) == ("fail", "differ", [], [])
+    assert f"outputs differ (max abs diff {against['max_abs_diff']:.6g})" in against["messages"]
 
 
-def test_against_git_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_against_git_revision_with_persistent_rewrite_names_the_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = tmp_path / "rotary.py"
     shutil.copy(AGAINST / "rotary_old.py", model)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
     for args in (["init", "-q"], ["add", "rotary.py"], ["commit", "-qm", "original"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
-    shutil.copy(AGAINST / "rotary_changed_base.py", model)  # a rewrite that changed a constant
-    code = main([f"{model}::Rotary", "--against", "HEAD", "--input", "torch.randn(1, 4, 8)", "--device", "meta"])
+    shutil.copy(AGAINST / "rotary_persistent.py", model)
+    code = main([f"{model}::Rotary", "--against", "HEAD", "--device", "meta"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "against HEAD:rotary.py: fail" in out and "outputs differ (max abs diff" in out
+    assert "against HEAD:rotary.py: fail" in out
+    assert "state_dict keys only in the new version: cos, sin" in out
+    assert 'Missing key(s) in state_dict: "cos", "sin"' in out
 
 
 def test_missing_class_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,15 +74,28 @@ def test_missing_class_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.strip() == "bufferlint verify: error: no class NoSuchModel in " + str(MODELS)
 
 
+def test_import_error_in_user_code_is_exit_2_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nimport flash_attn_not_installed\n\nclass Net(torch.nn.Module):\n    pass\n")
+    assert main([f"{model}::Net"]) == 2
+    assert capsys.readouterr().err == (
+        f"bufferlint verify: error: cannot import {model}: ModuleNotFoundError: "
+        f"No module named 'flash_attn_not_installed' (at {model}:2)\n"
+    )
+
+
 @pytest.mark.parametrize("argv, message", [
     (["models.py"], "bad target 'models.py'"),
     (["nope/model.py::Net"], "no such file nope/model.py"),
+    ([f"{MODELS}::NoSuchModel"], "no class NoSuchModel in"),
     ([models_target("Buffered"), "--kwargs", "{d: 1}"], "--kwargs is not valid JSON"),
     ([models_target("Buffered"), "--kwargs", "[1]"], "--kwargs must be a JSON object"),
     ([models_target("Buffered"), "--input", "torch.randn(2,"], "--input is not a Python expression"),
     ([models_target("Buffered"), "--timeout", "0"], "--timeout must be positive"),
 ])
-def test_usage_errors_are_exit_2_before_running_anything(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_are_exit_2_before_running_anything(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("bufferlint verify: error: ") and message in err and len(err.strip().splitlines()) == 1
@@ -96,7 +118,8 @@ def test_hanging_user_code_times_out(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_real_subprocess_reports_inconclusive_never_pass() -> None:
-    done = run_python(["-m", "bufferlint.verify.cli", models_target("DataDependent"), "--input", "torch.randn(3)", "--device", "meta"])
+    target = models_target("DataDependent")
+    done = run_python(["-m", "bufferlint.verify.cli", target, "--input", "torch.randn(3)", "--device", "meta"])
     assert done.returncode == 1, done.stderr
     assert "inconclusive: forward stopped at aten._local_scalar_dense.default" in done.stdout
     assert done.stdout.rstrip().endswith("status: inconclusive")

@@ -7,14 +7,7 @@ from torch import nn
 
 from bufferlint.verify.check import check_module, choose_target
 from bufferlint.verify.errors import UsageError
-from bufferlint.verify.target import get_class, import_target_module, parse_target
-from verify_support import MODELS, line_of, models_target
-
-
-def build(name: str, **kwargs: object) -> nn.Module:
-    target = parse_target(models_target(name))
-    torch.manual_seed(0)
-    return get_class(import_target_module(target), target)(**kwargs)
+from verify_support import MODELS, build, line_of
 
 
 def where(marker: str) -> str:

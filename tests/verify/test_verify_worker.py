@@ -63,3 +63,8 @@ def test_against_missing_revision_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(MODELS.read_text())
     record = run_job(verify_job(f"{tmp_path / 'm.py'}::Buffered", against="no-such-rev-or-file"))
     assert record["usage_error"].startswith("--against no-such-rev-or-file: not a file and not a git revision of m.py")
+
+
+def test_cuda_requested_without_a_gpu_is_a_usage_error() -> None:
+    record = run_job(verify_job(models_target("Buffered"), device="cuda"))
+    assert record == {"usage_error": "--device cuda: torch.cuda.is_available() is False on this machine"}

@@ -5,6 +5,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torch import nn
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "verify"
@@ -14,6 +18,17 @@ AGAINST = FIXTURES / "against"
 
 def models_target(class_name: str) -> str:
     return f"{MODELS}::{class_name}"
+
+
+def build(class_name: str, **kwargs: object) -> "nn.Module":
+    """A fixture model, imported the way the verifier imports targets, seeded like the worker."""
+    import torch
+
+    from bufferlint.verify.target import get_class, import_target_module, parse_target
+
+    target = parse_target(models_target(class_name))
+    torch.manual_seed(0)
+    return get_class(import_target_module(target), target)(**kwargs)
 
 
 def line_of(path: Path, marker: str) -> int:

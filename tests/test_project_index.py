@@ -1,0 +1,64 @@
+"""The project-wide index of module classes (bufferlint/analysis/project.py), through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from bufferlint.analysis.project import ProjectIndex, index_source, module_name, project_module_bases
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+PACKAGE = {
+    "pkg/__init__.py": "from .base import LossBase\n",
+    "pkg/base.py": "import torch.nn as nn\n\nclass LossBase(nn.Module):\n    pass\n\nclass Plain:\n    pass\n",
+    "pkg/mid.py": "from pkg import LossBase\n\nclass Weighted(LossBase):\n    pass\n",
+    "pkg/losses/__init__.py": "",
+    "pkg/losses/focal.py": (
+        "import torch\nfrom ..mid import Weighted\nfrom ..base import Plain\n\n"
+        "class Focal(Weighted):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.alpha = torch.ones(3)\n\n"
+        "class NotModule(Plain):\n    def __init__(self):\n        self.alpha = torch.ones(3)\n"
+    ),
+}
+
+
+def test_module_name_follows_packages(tmp_path: Path) -> None:
+    _write(tmp_path, PACKAGE)
+    assert module_name(str(tmp_path / "pkg/losses/focal.py")) == "pkg.losses.focal"
+    assert module_name(str(tmp_path / "pkg/__init__.py")) == "pkg"
+
+
+def test_bases_propagate_across_files_and_reexports(tmp_path: Path) -> None:
+    _write(tmp_path, PACKAGE)
+    names = project_module_bases([str(p) for p in tmp_path.rglob("*.py")])
+    assert "pkg.base.LossBase" in names and "pkg.mid.Weighted" in names
+    assert "pkg.LossBase" in names  # the re-export in pkg/__init__.py
+    assert "Plain" not in names and "pkg.base.Plain" not in names
+
+
+def test_bare_name_shared_with_a_non_module_is_not_exported() -> None:
+    a = index_source(b"import torch.nn as nn\nclass Block(nn.Module): pass\nclass User(Block): pass\n", "a")
+    b = index_source(b"class Block: pass\n", "b")
+    assert a is not None and b is not None
+    names = ProjectIndex([a, b]).base_names()
+    assert "a.Block" in names and "Block" not in names
+
+
+def test_cli_flags_a_class_whose_base_is_in_another_file(tmp_path: Path) -> None:
+    _write(tmp_path, PACKAGE)
+    done = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--no-cache", str(tmp_path / "pkg")],
+        capture_output=True, text=True, check=True,
+    )
+    findings = json.loads(done.stdout)
+    assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings] == [("focal.py", 8, "BUF001")]
+    assert findings[0]["fix"]["applicability"] == "safe"
