@@ -10,23 +10,10 @@ from pathlib import Path
 import pytest
 
 from bufferlint.cli import main
+from tests.samples import MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
 
-MODEL = """\
-import torch
-import torch.nn as nn
-
-
-class M(nn.Module):
-    def __init__(self, basis: torch.Tensor):
-        super().__init__()
-        self.t = torch.ones(3)
-        self.basis = basis
-
-    def forward(self, x):
-        return x + self.t + self.basis
-"""
 FIXED_T = '        self.register_buffer("t", torch.ones(3), persistent=False)\n'
 FIXED_BASIS = '        self.register_buffer("basis", basis, persistent=False)\n'
 CLEAN = "import torch\n\n\ndef f():\n    return torch.ones(3)\n"

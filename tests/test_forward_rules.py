@@ -3,12 +3,13 @@ shared with BUF001, the hidden-fix summary, and hard-coded-CUDA fixes that run o
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
+from types import ModuleType
 
 import libcst as cst
 import pytest
+
+from tests.module_loading import load_module
 import torch
 
 from bufferlint.cli import main
@@ -117,13 +118,8 @@ def test_unsafe_fixes_flag_applies_the_hoist(tmp_path: Path, capsys: pytest.Capt
     assert "1 fixed" in capsys.readouterr().out
 
 
-def _load(path: Path, name: str):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def _load(path: Path, name: str) -> ModuleType:
+    return load_module(path, prefix=name)
 
 
 def test_unpinned_module_runs_on_cpu_and_follows_to_meta() -> None:

@@ -4,10 +4,7 @@ None; a frozen parameter becomes a persistent buffer with the same state_dict)."
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import itertools
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,9 +15,9 @@ import torch
 from bufferlint.config import Settings
 from bufferlint.lint import fix_bytes, lint_source
 from bufferlint.rules import rule_by_code_or_name
+from tests.module_loading import load_text
 from tests.fixture_cases import ROOT, Case
 
-_counter = itertools.count()
 
 DESIGN_TABLE = {
     "BUF005": "register-buffer-result-used",
@@ -33,15 +30,7 @@ DESIGN_TABLE = {
 
 
 def _load_text(text: str, tmp_path: Path) -> ModuleType:
-    name = f"bufferlint_misuse_{next(_counter)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_text(text, tmp_path)
 
 
 def _fixed(relative: str, unsafe: bool) -> str:

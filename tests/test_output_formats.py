@@ -8,22 +8,9 @@ from pathlib import Path
 import pytest
 
 from bufferlint.cli import main
+from tests.samples import MODEL
 from bufferlint.rules import all_rules
 
-MODEL = """\
-import torch
-import torch.nn as nn
-
-
-class M(nn.Module):
-    def __init__(self, basis: torch.Tensor):
-        super().__init__()
-        self.t = torch.ones(3)
-        self.basis = basis
-
-    def forward(self, x):
-        return x + self.t + self.basis
-"""
 T_MESSAGE = "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"
 JSON_KEYS = ["code", "name", "message", "filename", "location", "end_location", "fix", "url"]
 

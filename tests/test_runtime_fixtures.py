@@ -3,9 +3,6 @@ the module, and nothing left behind after `.to("meta")` once every finding is fi
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -15,20 +12,14 @@ import pytest
 import torch
 
 from bufferlint.lint import check_bytes
+from tests.module_loading import load_module
 from tests.fixture_cases import Case, Runtime, all_cases
 
-_counter = itertools.count()
 CASES = [(c, r, unsafe) for c in all_cases() for r in c.runtimes() for unsafe in (False, True)]
 
 
 def _load(path: Path) -> ModuleType:
-    name = f"bufferlint_fixture_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module(path, prefix="bufferlint_fixture")
 
 
 def _build(module: ModuleType, runtime: Runtime) -> Any:
