@@ -31,9 +31,13 @@ _MAGIC_MASK = "pass  # bufferlint-magic"
 _MASK_LINE = re.compile(r"^[ \t]*pass  # bufferlint-magic$", re.MULTILINE)
 _CELL_MAGIC = re.compile(r"\A\s*%%")
 # A whole line that is IPython syntax: `%magic`, `!shell`, `x = !shell`, `x = %magic`, `obj?`, `?obj`.
+# A shell escape or magic ending in a backslash goes on over the next physical lines.
 _MAGIC_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)(?:[%!]|[\w.]+[ \t]*=[ \t]*[%!]|\?\??[\w.]+[ \t]*$|[\w.]+\?\??[ \t]*$).*$", re.MULTILINE
+    r"^(?P<indent>[ \t]*)(?:[%!]|[\w.]+[ \t]*=[ \t]*[%!]|\?\??[\w.]+[ \t]*$|[\w.]+\?\??[ \t]*$)(?:[^\n]*\\\n)*[^\n]*$",
+    re.MULTILINE,
 )
+# IPython strips the leading indentation of a cell whose first line is indented.
+_INDENTED_START = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]+\S")
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
@@ -114,11 +118,17 @@ def read_notebook(text: str) -> Notebook:
 
 
 def _masked(cell: CodeCell) -> CodeCell:
-    if _CELL_MAGIC.match(cell.text):
-        return cell  # the whole cell is for another interpreter (or timing): not Python
-    cell.magics = [match.group(0) for match in _MAGIC_LINE.finditer(cell.text)]
-    cell.masked = _MAGIC_LINE.sub(lambda match: match.group("indent") + _MAGIC_MASK, cell.text)
+    if _CELL_MAGIC.match(cell.text) or _INDENTED_START.match(cell.text):
+        # Another interpreter (`%%bash`), or code IPython dedents before running: not linted.
+        return cell
+    # One mask line per physical line, so rows in the cell keep their numbers.
+    cell.magics = [line for match in _MAGIC_LINE.finditer(cell.text) for line in match.group(0).split("\n")]
+    cell.masked = _MAGIC_LINE.sub(lambda match: _mask(match.group("indent"), match.group(0).count("\n") + 1), cell.text)
     return cell
+
+
+def _mask(indent: str, lines: int) -> str:
+    return "\n".join([indent + _MAGIC_MASK] * lines)
 
 
 # --- minimal JSON walking with positions (json.loads gives values, not where they are) ---

@@ -161,3 +161,37 @@ def test_full_format_shows_the_cell(tmp_path: Path, capsys: pytest.CaptureFixtur
     out = run(capsys, "--output-format", "full", "nb.ipynb")[1]
     assert " --> nb.ipynb:cell 2:4:9" in out
     assert "4 |         self.t = torch.ones(3)  # é" in out
+
+
+CONTINUED_SHELL = [
+    "! apt-get install -y libfftw3-dev && \\\n",
+    "    apt-key add KEY.PUB\n",
+    "class Q(nn.Module):\n",
+    "    def __init__(self):\n",
+    "        super().__init__()\n",
+    "        self.w = torch.ones(2)\n",
+]
+INDENTED_CELL = "    def pipeline(x):\n        yield torch.LongTensor(x)\n"
+
+
+def test_shell_escape_continued_with_backslash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A `!cmd \\` goes on over the next line; rows after it keep their numbers, and the fix restores both lines."""
+    target = tmp_path / "nb.ipynb"
+    target.write_text(notebook_text([cell("code", IMPORTS, n=1), cell("code", CONTINUED_SHELL, n=2)]), encoding="utf-8")
+    code, out = run(capsys, "nb.ipynb")
+    assert code == 1
+    assert out.splitlines()[0].startswith("nb.ipynb:cell 2:6:9: BUF001 [*] Tensor attribute `w`")
+    assert run(capsys, "--fix", "nb.ipynb")[0] == 0
+    source = json.loads(target.read_text(encoding="utf-8"))["cells"][1]["source"]
+    assert source[:2] == CONTINUED_SHELL[:2]
+    assert source[5] == '        self.register_buffer("w", torch.ones(2), persistent=False)\n'
+
+
+def test_cell_starting_indented_is_not_a_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """IPython dedents a cell whose first line is indented; such a cell is left alone, not reported."""
+    target = tmp_path / "nb.ipynb"
+    original = notebook_text([cell("code", IMPORTS, n=1), cell("code", INDENTED_CELL, n=2)])
+    target.write_text(original, encoding="utf-8")
+    assert run(capsys, "nb.ipynb") == (0, "All checks passed!\n")
+    assert run(capsys, "--fix", "nb.ipynb") == (0, "All checks passed!\n")
+    assert target.read_text(encoding="utf-8") == original
