@@ -29,9 +29,11 @@ from bufferlint.source import TOO_DEEP, SourceError, check_syntax, first_differe
 
 MAX_FIX_ROUNDS = 10
 PARSE_ERROR_CODE = "BUF999"
-# libcst's visitors take ~10 Python frames per level of nesting; `source.MAX_NESTING` (500) levels
-# need ~5,000 (measured: every construct at 497-499 levels checks and fixes), CPython's default is 1,000.
-RECURSION_LIMIT = 5000
+# libcst's visitors take several Python frames per level of nesting: CPython's default limit (1,000)
+# stops them at 150-450 levels. Measured: with 2,000 every construct at 497-499 levels (just under
+# `source.MAX_NESTING`) checks and fixes; 3,000 leaves a margin. Not more: CPython's own AST
+# construction recurses in C up to 3x this limit, and the C stack must hold that too.
+RECURSION_LIMIT = 3000
 
 
 @dataclass
@@ -249,7 +251,12 @@ def _check_fixed_gone(module: cst.Module, findings: list[Finding], allowed: Coun
 
 
 def _text(module: cst.Module, as_text: bool) -> Source:
-    return module.code if as_text else module.bytes
+    if as_text:
+        return module.code
+    try:
+        return module.bytes
+    except UnicodeEncodeError:  # a fix brought in a character the file's encoding cannot hold
+        raise _FixFailed(f"the fixed code cannot be written in the file's encoding ({module.encoding})") from None
 
 
 def _final_text(data: Source, roundtrip: Source, fixed: Source, filename: str) -> Source:

@@ -33,11 +33,12 @@ class RunOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, fix: bool) -> "RunOptions":
+        # getattr: callers that build their own parser (plugins) may not add these options
         return cls(
             fix=fix,
-            jobs=args.jobs or default_jobs(),
-            cache=not args.no_cache,
-            cache_dir=args.cache_dir,
+            jobs=getattr(args, "jobs", None) or default_jobs(),
+            cache=not getattr(args, "no_cache", False),
+            cache_dir=getattr(args, "cache_dir", None),
         )
 
 

@@ -163,15 +163,6 @@ def parse(data: Source) -> cst.Module:
         raise SourceError(f"libcst cannot parse this file: {first}") from None
 
 
-def check_compiles(code: str, filename: str) -> Optional[str]:
-    """None when CPython accepts `code`, else the reason (libcst accepts a few things CPython does not)."""
-    try:
-        check_syntax(code, filename)
-    except SourceError as error:
-        return f"{error.message} (line {error.row})"
-    return None
-
-
 def splice_untouched(original: S, roundtrip: S, fixed: S) -> Optional[S]:
     """`fixed` with the stretch that libcst does not reproduce byte for byte taken from `original`.
 
@@ -248,8 +239,8 @@ def _replace(real: str, data: bytes, info: os.stat_result) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
             _keep_owner(handle.fileno(), info)
+        os.chmod(temp, stat.S_IMODE(info.st_mode))  # mkstemp made it 0600
         os.replace(temp, real)
     except BaseException:
         with contextlib.suppress(OSError):

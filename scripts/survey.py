@@ -155,7 +155,19 @@ def table(results: list[RepoResult], verdicts: dict[str, dict]) -> str:
     rate = 100.0 * totals["false"] / judged_total if judged_total else 0.0
     rows.append("")
     rows.append(f"False alarms: {totals['false']} of {judged_total} reviewed findings ({rate:.1f}%).")
+    rows.append("")
+    rows.extend(_per_rule(results, verdicts, codes))
     return "\n".join(rows)
+
+
+def _per_rule(results: list[RepoResult], verdicts: dict[str, dict], codes: list[str]) -> list[str]:
+    """False alarms per rule: each rule has its own owner and its own target."""
+    rows = ["| rule | findings | false | false alarms |", "|---|---|---|---|"]
+    for code in codes:
+        found = [(r.name, f) for r in results for f in r.findings if f["code"] == code]
+        false = sum(1 for name, f in found if verdicts.get(verdict_key(name, f), {}).get("verdict") == "false")
+        rows.append(f"| {code} | {len(found)} | {false} | {100.0 * false / len(found):.1f}% |")
+    return rows
 
 
 def write_doc(text: str) -> None:

@@ -78,3 +78,21 @@ def test_jobs_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
         main(["-j", "0", "."])
     assert raised.value.code == 2
     assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_no_syntax_tree_outlives_its_file(corpus: Path) -> None:
+    """Peak memory stays flat as the corpus grows: nothing keeps a file's tree after the file."""
+    import gc
+
+    import libcst as cst
+
+    from bufferlint.analysis.file import FileAnalysis
+
+    def trees() -> int:
+        gc.collect()
+        return sum(type(o) in (FileAnalysis, cst.Module) for o in gc.get_objects())
+
+    before = trees()  # other tests may hold trees of their own
+    result = run(list(discover([str(corpus)])), Settings(), RunOptions(jobs=1))
+    assert sum(len(f.findings) for f in result.files) > 50
+    assert trees() == before

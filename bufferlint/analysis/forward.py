@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
+from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
@@ -58,6 +58,23 @@ _DEVICE_TOLERANT_METHODS = frozenset(("to", "type_as", "cuda", "cpu", "copy_", "
 # Tuple-returning methods whose elements live where the receiver lives.
 _SPLITTING_METHODS = frozenset("chunk split unbind tensor_split sort topk max min median mode aminmax".split())
 _DROPPED_WITH_DEVICE = frozenset(("non_blocking",))
+# `.to()` keywords that never change the device.
+_DTYPE_ONLY_KEYWORDS = frozenset(("dtype", "copy", "non_blocking", "memory_format"))
+# Reductions that, given no argument, return a 0-dim tensor (allowed next to CUDA tensors).
+_FULL_REDUCTIONS = frozenset("sum mean max min prod norm std var any all argmax argmin median amax amin logsumexp".split())
+# torch functions whose tensor is a shape, kept on the CPU on purpose (ONNX export).
+_SHAPE_FUNCTIONS = frozenset(("shape_as_tensor", "_shape_as_tensor"))
+# Calls that take some tensors on the CPU next to CUDA ones: CTC targets and lengths, and the
+# shape tensor of an ONNX-traceable reshape.
+_CPU_TOLERANT_FUNCTIONS = frozenset(
+    (
+        "torch.nn.functional.ctc_loss",
+        "torch.ctc_loss",
+        "torch.onnx.operators.reshape_from_tensor_shape",
+        "torch._reshape_from_tensor",
+    )
+)
+_CPU_TOLERANT_MODULES = frozenset(("torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"))
 
 
 class ArgKind(enum.Enum):
@@ -289,6 +306,8 @@ class ForwardFacts:
         qualified = self.inference.qualify(func)
         if qualified is not None and qualified.startswith("torch."):
             short = qualified.rsplit(".", 1)[-1]
+            if short in _SHAPE_FUNCTIONS:
+                return False  # a shape as a CPU tensor, whatever the input's device
             if short in FACTORIES and qualified.count(".") == 1:
                 device = _keyword(call, "device")
                 return device is not None and self.device_target(device, state, method, inputs_only) is Target.INPUT
@@ -333,6 +352,10 @@ class ForwardFacts:
         short = qualified[len("torch.") :]
         if short not in FACTORIES or _keyword(call, "device") is not None or any(a.star for a in call.args):
             return False
+        if short == "normal" and _keyword(call, "size") is None and len(call.args) < 3:
+            return False  # normal(mean_tensor, std_tensor) is made where its arguments are
+        if static_numel(call, self.inference.qualify) == 0 or is_zero_dim(call, self.inference.qualify):
+            return False  # an empty placeholder, or a 0-dim tensor: neither trips a device check
         if short in _DATA_FACTORIES:
             data = call.args[0].value if call.args and call.args[0].keyword is None else None
             if data is None or not isinstance(data, (cst.List, cst.Tuple, cst.ListComp)):
@@ -345,6 +368,8 @@ class ForwardFacts:
         if isinstance(expr, cst.Name):
             return state.cpu.get(expr.value)
         if isinstance(expr, cst.Subscript):
+            if _may_pick_elements(expr, state):
+                return None  # `t[0]` of a 1-dim tensor is 0-dim: allowed next to CUDA tensors
             return self.cpu_origin(expr.value, state, method)
         if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT", "real", "imag"):
             return self.cpu_origin(expr.value, state, method)
@@ -366,12 +391,48 @@ class ForwardFacts:
         if isinstance(func, cst.Attribute) and _self_attr(func, method.self_name) is None:
             name = func.attr.value
             if name in _RELOCATING_METHODS:
-                move = self.move(call, state, method)
-                return self.cpu_origin(func.value, state, method) if move is None and name != "cpu" else None
+                if not self.casts_only(call, state, method):
+                    return None  # moved, or maybe moved (`.to(other)`, `.type_as(t)`): not ours to judge
+                return self.cpu_origin(func.value, state, method)
             if name.startswith("new_") or name in self._non_tensor_methods():
                 return None
+            if name in _FULL_REDUCTIONS and not call.args:
+                return None  # `lengths.max()`: 0-dim
             return self.cpu_origin(func.value, state, method)
         return None
+
+    def casts_only(self, call: cst.Call, state: FlowState, method: PathMethod) -> bool:
+        """`.to(torch.float16)`, `.to(dtype=dt)`, `.type(torch.long)`: a cast that cannot change the device."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or any(a.star for a in call.args):
+            return False
+        name = func.attr.value
+        if name == "type":
+            return len(call.args) == 1 and self._arg_kind(call.args[0].value, state, method) is ArgKind.DTYPE
+        if name != "to":
+            return False
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in _DTYPE_ONLY_KEYWORDS:
+                    return False
+            elif self._arg_kind(arg.value, state, method) is not ArgKind.DTYPE:
+                return False
+        return bool(call.args)
+
+    def cpu_tolerant(self, call: cst.Call, method: PathMethod) -> bool:
+        """CTC losses (targets, lengths) and ONNX reshapes (the shape) take CPU tensors next to CUDA ones."""
+        if self.inference.qualify(call.func) in _CPU_TOLERANT_FUNCTIONS:
+            return True
+        attr = _self_attr(call.func, method.self_name)
+        return attr is not None and attr in self._cpu_tolerant_submodules()
+
+    def _cpu_tolerant_submodules(self) -> frozenset[str]:
+        found = set()
+        for a in self.info.assignments:
+            if a.kind is ValueKind.MODULE and isinstance(a.value, cst.Call):
+                if self.inference.qualify(a.value.func) in _CPU_TOLERANT_MODULES:
+                    found.add(a.attr)
+        return frozenset(found)
 
     def _cpu_of_operands(
         self, operands: Sequence[cst.BaseExpression], state: FlowState, method: PathMethod
@@ -566,12 +627,14 @@ class _Constant:
         return False
 
 
-_FACTS: "weakref.WeakKeyDictionary[FileAnalysis, dict[int, ForwardFacts]]" = weakref.WeakKeyDictionary()
+# Facts live on the analysis they describe. (A global WeakKeyDictionary never dropped an entry:
+# each ForwardFacts refers back to its analysis, the key, so every file's tree stayed alive.)
+_FACTS_ATTR = "_bufferlint_forward_facts"
 
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
     """The facts for one class, computed once per file and shared by the four forward rules."""
-    per_file = _FACTS.setdefault(analysis, {})
+    per_file: dict[int, ForwardFacts] = analysis.__dict__.setdefault(_FACTS_ATTR, {})
     facts = per_file.get(id(info))
     if facts is None:
         facts = per_file[id(info)] = ForwardFacts(analysis, info)
@@ -766,6 +829,21 @@ def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
             yield target.comparator
 
 
+def _may_pick_elements(expr: cst.Subscript, state: FlowState) -> bool:
+    """`t[0]`, `t[i, j]`: integer indices only (no slices, `None`, `...` or index tensors), so the
+    result may be a 0-dim tensor. The analysis does not track ranks: unsure means silent."""
+    for element in expr.slice:
+        index = element.slice
+        if not isinstance(index, cst.Index):
+            return False
+        value = index.value
+        if isinstance(value, cst.Name) and (value.value in ("None", "Ellipsis") or value.value in state.cpu or value.value in state.bound):
+            return False
+        if not isinstance(value, (cst.Integer, cst.Name, cst.UnaryOperation, cst.BinaryOperation, cst.Attribute)):
+            return False
+    return True
+
+
 def _arg_values(call: cst.Call) -> Iterator[cst.BaseExpression]:
     """Argument values, with list and tuple literals opened (`torch.cat([a, b])`)."""
     for arg in call.args:
@@ -786,7 +864,7 @@ def combined_operands(node: cst.CSTNode, facts: ForwardFacts, method: PathMethod
         return None
     qualified = facts.inference.qualify(node.func)
     if qualified is not None:
-        if not qualified.startswith("torch.") or qualified.rsplit(".", 1)[-1] in FACTORIES:
+        if not qualified.startswith("torch.") or qualified.rsplit(".", 1)[-1] in FACTORIES or facts.cpu_tolerant(node, method):
             return None
         return list(_arg_values(node))
     func = node.func

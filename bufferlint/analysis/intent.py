@@ -115,7 +115,7 @@ def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family
     """A cache built outside construction that compares its own device (or dtype) with the input's
     rebuilds itself where needed. A tensor made in `__init__` behind such a guard is still a
     finding: the guard only exists to move it (BUF002)."""
-    if _tensor_at_init(info, attr):
+    if _tensor_at_init(info, attr) and not _rebuilt_outside_init(info, attr):
         return None
     for func in info.methods.values():
         me = self_name(func)
@@ -123,6 +123,18 @@ def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family
             if isinstance(node, cst.Comparison) and _compares_placement(node, me, attr):
                 return f"{func.name.value}() re-checks its device"
     return None
+
+
+def _rebuilt_outside_init(info: ClassInfo, attr: str) -> bool:
+    """A method builds a new tensor for it (not just a moved copy of the old one)."""
+    init_time = init_time_methods(info)
+    return any(
+        a.kind is ValueKind.TENSOR
+        and a.value is not None
+        and a.method.name.value not in init_time
+        and not _mentions_self_attr(a.value, a.scope.self_name, attr)
+        for a in info.assignments_to(attr)
+    )
 
 
 def _tensor_at_init(info: ClassInfo, attr: str) -> bool:

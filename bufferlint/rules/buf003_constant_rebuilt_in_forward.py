@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, nodes_of
 from bufferlint.fixes.apply import subtree_ids
@@ -136,7 +137,7 @@ def _constant_on_input_device(
     """The constant `call` places on the input's device, or None."""
     move = facts.move(call, site.state, method)
     if move is not None:
-        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method):
+        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
             return move.subject
         return None
     qualified = facts.inference.qualify(call.func) or ""
@@ -146,7 +147,14 @@ def _constant_on_input_device(
     if not qualified.startswith("torch.") or facts.device_target(device, site.state, method) is not Target.INPUT:
         return None
     value = without_keyword(call, "device")
-    return value if facts.is_constant(value, method) else None
+    return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
+
+
+def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
+    """A scalar or an empty tensor (`torch.tensor(0.)`, `torch.zeros(0, 2)`): a loss accumulator,
+    a fill value, an empty result. Building one costs about what reading a buffer does."""
+    numel = static_numel(constant, facts.inference.qualify)
+    return numel is not None and numel <= 1
 
 
 def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:

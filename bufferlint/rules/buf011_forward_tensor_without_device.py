@@ -92,6 +92,8 @@ def _uses(facts: ForwardFacts, method: PathMethod, state: FlowState, node: cst.C
             yield origin, _CUDA
         return
     if isinstance(node, cst.Call) and facts.submodule_call(node, method):
+        if facts.cpu_tolerant(node, method):
+            return  # nn.CTCLoss: targets and lengths may stay on the CPU
         for arg in node.args:
             origin = facts.cpu_origin(arg.value, state, method)
             if origin is not None:

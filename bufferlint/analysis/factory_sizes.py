@@ -1,0 +1,136 @@
+"""How big a tensor built by a torch factory is, when the call spells it out.
+
+The forward rules stay silent on tensors too small to matter: a hoisted one-element constant
+buys nothing (BUF003), and an empty placeholder or a 0-dim tensor never trips a device check
+(BUF011: PyTorch lets a 0-dim CPU tensor meet CUDA tensors). Only literal sizes count; anything
+computed stays unknown (None), and unknown is never "small".
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+Qualify = Callable[[cst.BaseExpression], Optional[str]]
+
+# Factories whose positional arguments (or one sequence argument, or `size=`) are the shape.
+_SHAPE_FACTORIES = frozenset("zeros ones empty rand randn full".split())
+# Factories whose first argument is the data.
+_DATA_FACTORIES = frozenset(("tensor", "as_tensor", "scalar_tensor"))
+# torch.Tensor([0]), torch.LongTensor([[1, 2]]): the legacy constructors, given data.
+_LEGACY_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor ByteTensor BoolTensor".split()
+)
+# Methods that keep the number of elements: casts and copies (`torch.tensor([0.]).float()`).
+_SAME_SIZE_METHODS = frozenset("float double half bfloat16 long int short bool byte clone detach contiguous to type".split())
+# Scalars a data factory may be given: numbers, `math.inf`, `float("inf")`, names of numbers.
+_NUMBER_FUNCTIONS = frozenset(("float", "int", "bool", "complex"))
+
+
+def static_numel(expr: cst.BaseExpression, qualify: Qualify) -> Optional[int]:
+    """The number of elements of the tensor `expr` builds, read from literal sizes, or None."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and qualify(expr.func) is None:
+        if expr.func.attr.value not in _SAME_SIZE_METHODS:
+            return None
+        expr = expr.func.value  # `.float()`, `.to(x)` keep the size
+    if not isinstance(expr, cst.Call) or any(arg.star for arg in expr.args):
+        return None
+    qualified = qualify(expr.func) or ""
+    if not qualified.startswith("torch.") or qualified.count(".") != 1:
+        return None
+    short = qualified[len("torch.") :]
+    if short in _DATA_FACTORIES or short in _LEGACY_CONSTRUCTORS:
+        data = _positional(expr, 0)
+        return _data_numel(data) if data is not None else None
+    if short in _SHAPE_FACTORIES:
+        return _shape_numel(_shape_args(expr, short))
+    return None
+
+
+def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify) -> bool:
+    """`torch.zeros(())`, `torch.empty([])`, `torch.tensor(0.)`: a tensor with no dimensions."""
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = qualify(expr.func) or ""
+    short = qualified[len("torch.") :] if qualified.startswith("torch.") else ""
+    if short in _SHAPE_FACTORIES:
+        shape = _shape_args(expr, short)
+        return shape is not None and len(shape) == 0
+    if short in _DATA_FACTORIES:
+        data = _positional(expr, 0)
+        return data is not None and _is_scalar(data)
+    return False
+
+
+def _positional(call: cst.Call, index: int) -> Optional[cst.BaseExpression]:
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[index] if index < len(positional) else None
+
+
+def _shape_args(call: cst.Call, short: str) -> Optional[list[cst.BaseExpression]]:
+    """The shape's dimensions: `zeros(2, 3)`, `zeros((2, 3))`, `zeros(size=(2, 3))`; None if not literal."""
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "size"), None)
+    positional = [a.value for a in call.args if a.keyword is None]
+    if short == "full":
+        positional = positional[:1]  # full(size, fill_value)
+    if keyword is not None:
+        positional = [keyword]
+    if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
+        return [e.value for e in positional[0].elements if not isinstance(e, cst.StarredElement)] if not any(
+            isinstance(e, cst.StarredElement) for e in positional[0].elements
+        ) else None
+    if short == "full":
+        return None if not positional else positional
+    return positional
+
+
+def _shape_numel(shape: Optional[list[cst.BaseExpression]]) -> Optional[int]:
+    if shape is None:
+        return None
+    sizes = [_int_literal(d) for d in shape]
+    if any(s == 0 for s in sizes):
+        return 0  # one empty dimension empties the tensor, whatever the others are
+    if any(s is None for s in sizes):
+        return None
+    numel = 1
+    for size in sizes:
+        assert size is not None
+        numel *= size
+    return numel
+
+
+def _data_numel(data: cst.BaseExpression) -> Optional[int]:
+    if _is_scalar(data):
+        return 1
+    if isinstance(data, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in data.elements):
+            return None
+        counts = [1 if _is_scalar(e.value, element=True) else _data_numel(e.value) for e in data.elements]
+        if any(c is None for c in counts):
+            return None
+        return sum(c for c in counts if c is not None)
+    return None
+
+
+def _is_scalar(expr: cst.BaseExpression, element: bool = False) -> bool:
+    """A Python number: a literal, `-1.0`, `math.inf`, `float("-inf")`. As an element of a list
+    literal (`element`), a name or attribute counts too (`[self.neg_inf]`): nested data would be
+    written as a nested list."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_scalar(expr.expression, element)
+    if isinstance(expr, cst.BinaryOperation):
+        return _is_scalar(expr.left, element) and _is_scalar(expr.right, element)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "math":
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_FUNCTIONS:
+        return True
+    return element and (isinstance(expr, cst.Name) and expr.value != "None" or isinstance(expr, cst.Attribute))
+
+
+def _int_literal(expr: cst.BaseExpression) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    return None
