@@ -1,8 +1,10 @@
 """A content-hash cache of check results, so an unchanged file costs a read and a hash.
 
 Layout: `<project root>/.bufferlint_cache/` (CACHEDIR.TAG, a `.gitignore` holding `*`) with one
-small JSON file per entry under `v1/<2 hex>/<key>`. The key hashes the file's bytes, its path (the
-findings name it, and per-file settings may depend on it), the bufferlint version, a fingerprint of
+small JSON file per entry under `v1/<2 hex>/<key>`, plus `project-index-v1.json` (the project
+pre-pass's per-file class indexes by content hash, see `analysis/project.py`). The key hashes the
+file's bytes, its path (the findings name it, and per-file settings may depend on it), the
+bufferlint version, a fingerprint of
 bufferlint's own sources (a development checkout changes without a version bump) and the effective
 settings. Entries are written to a temporary file and renamed into place, so concurrent runs only
 ever see complete entries, and two runs writing the same key write the same bytes.
@@ -114,13 +116,18 @@ class Cache:
             _unlink_quietly(temp)
 
     def _prepare(self, entry_dir: str) -> None:
-        if not os.path.isdir(self.directory):
-            os.makedirs(self.directory, exist_ok=True)
-        for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by bufferlint.\n*\n")):
-            path = os.path.join(self.directory, name)
-            if not os.path.exists(path):
-                _write_atomic_text(path, content)
-        os.makedirs(entry_dir, exist_ok=True)
+        ensure_cache_dir(self.directory, entry_dir)
+
+
+def ensure_cache_dir(directory: str, entry_dir: str) -> None:
+    """The cache folder (tagged, git-ignored) and `entry_dir` inside it exist."""
+    if not os.path.isdir(directory):
+        os.makedirs(directory, exist_ok=True)
+    for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by bufferlint.\n*\n")):
+        path = os.path.join(directory, name)
+        if not os.path.exists(path):
+            _write_atomic_text(path, content)
+    os.makedirs(entry_dir, exist_ok=True)
 
 
 def _write_atomic_text(path: str, content: str) -> None:

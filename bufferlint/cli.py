@@ -21,7 +21,7 @@ from bufferlint.output import FORMATS, formatter
 from bufferlint.output import fixes_report, statistics
 from bufferlint.output.style import use_color
 from bufferlint.output.summary import RunSummary
-from bufferlint.runner import RunOptions, run
+from bufferlint.runner import RunOptions, index_cache_dir, run
 from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
 from bufferlint.fix_verification import report as report_verification
@@ -196,7 +196,8 @@ def _by_settings(candidates: list[Candidate], settings: Settings, file_filter: F
 def _run_paths(args: argparse.Namespace, settings: Settings, file_filter: FileFilter, fixing: bool) -> Outcome:
     candidates = list(file_filter.select(discover(args.paths)))
     # Module classes whose base is defined in another file of the run (analysis/project.py).
-    project_bases = project_module_bases([c.path for c in candidates], settings.module_bases)
+    index_cache = index_cache_dir(RunOptions.from_args(args, fix=fixing))
+    project_bases = project_module_bases([c.path for c in candidates], settings.module_bases, index_cache)
     settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + project_bases)))
     outcome = Outcome([], 0, 0, 0)
     for file_settings, group in _by_settings(candidates, settings, file_filter).items():

@@ -14,9 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
-
-import pathspec
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
 from bufferlint.config import FileConfig, Settings, relative_to_root
 from bufferlint.discovery import SKIPPED_DIRS, Candidate
@@ -25,17 +23,44 @@ from bufferlint.discovery import SKIPPED_DIRS, Candidate
 DEFAULT_EXCLUDE = tuple(sorted(f"{name}/" for name in SKIPPED_DIRS)) + ("*.egg-info/", ".ipynb_checkpoints/")
 
 
-def _spec(patterns: Iterable[str]) -> pathspec.PathSpec:
-    return pathspec.GitIgnoreSpec.from_lines(list(patterns))
+if TYPE_CHECKING:
+    import pathspec
+
+
+class LazySpec:
+    """Gitignore-style patterns compiled on first use: importing `pathspec` pulls in asyncio,
+    ssl and logging, which a run over files named on the command line never needs."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self._patterns = list(patterns)
+        self._spec: "Optional[pathspec.PathSpec]" = None
+
+    @property
+    def spec(self) -> "pathspec.PathSpec":
+        if self._spec is None:
+            import pathspec
+
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self._patterns)
+        return self._spec
+
+    def match_file(self, path: str) -> bool:
+        return self.spec.match_file(path)
+
+    def check_file(self, path: str) -> Any:
+        return self.spec.check_file(path)
+
+
+def _spec(patterns: Iterable[str]) -> LazySpec:
+    return LazySpec(patterns)
 
 
 @dataclass
 class FileFilter:
     root: Path
-    exclude: pathspec.PathSpec
+    exclude: LazySpec
     force_exclude: bool = False
     respect_gitignore: bool = True
-    per_file_ignores: tuple[tuple[pathspec.PathSpec, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[LazySpec, tuple[str, ...]], ...] = ()
     _gitignores: "GitIgnores" = field(default_factory=lambda: GitIgnores())
 
     @classmethod
@@ -70,7 +95,7 @@ class GitIgnores:
     """`.gitignore` matching as git does it; parsed files are cached for one run."""
 
     def __init__(self) -> None:
-        self._specs: dict[Path, Optional[pathspec.PathSpec]] = {}
+        self._specs: dict[Path, Optional[LazySpec]] = {}
         self._chains: dict[Path, tuple[Path, ...]] = {}
 
     def ignored(self, path: str) -> bool:
@@ -93,7 +118,7 @@ class GitIgnores:
             self._chains[folder] = tuple(reversed(ancestors[: roots[0] + 1])) if roots else ()
         return self._chains[folder]
 
-    def _spec(self, folder: Path) -> Optional[pathspec.PathSpec]:
+    def _spec(self, folder: Path) -> Optional[LazySpec]:
         if folder not in self._specs:
             try:
                 text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")

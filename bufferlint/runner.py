@@ -89,6 +89,15 @@ def run(candidates: Iterable[Candidate], settings: "Settings", options: RunOptio
     return RunResult([r for r in results if r is not None])
 
 
+def index_cache_dir(options: RunOptions) -> Optional[str]:
+    """Where the project pre-pass keeps its file indexes: the result cache folder, unless --no-cache."""
+    if not options.cache:
+        return None
+    from bufferlint.cache import default_cache_dir
+
+    return options.cache_dir or default_cache_dir()
+
+
 def _open_cache(settings: "Settings", options: RunOptions) -> "Optional[Cache]":
     if not options.cache:
         return None

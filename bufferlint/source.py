@@ -18,6 +18,7 @@ import re
 import signal
 import stat
 import tempfile
+import threading
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -214,8 +215,8 @@ def write_atomic(path: str, data: bytes) -> None:
     The rename is atomic, so a reader (or an interrupted run) sees the old or the new file, never
     half of one. A symlink is written through: its target gets the new content, the link stays.
     The file keeps its permission bits (and its owner, where allowed). SIGINT, SIGTERM and SIGHUP
-    are held back while the file is written and delivered right after, so Ctrl-C neither leaves a
-    temporary file behind nor stops between writing and renaming. A read-only file (no write
+    are held back while the file is written and delivered right after (`signals_deferred`), so
+    Ctrl-C neither leaves a temporary file behind nor stops between writing and renaming. A read-only file (no write
     permission bit, or not writable by this user) is not replaced: WriteError.
     """
     real = os.path.realpath(path)
@@ -259,12 +260,22 @@ _DEFERRED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHU
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold back interrupting signals in this thread; pending ones arrive when the block ends."""
-    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks, the rename is still atomic
+    """Hold back SIGINT, SIGTERM and SIGHUP until the block ends, then deliver them.
+
+    Python-level handlers that only record the signal, not a signal mask: a mask is per thread,
+    and with any other thread alive (a pool's, a library's) the kernel hands the signal to that
+    one and Python still raises KeyboardInterrupt here. Python runs handlers in the main thread
+    only, so elsewhere nothing can interrupt this thread's Python code and nothing is deferred.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    received: list[int] = []
+    previous = {number: signal.signal(number, lambda got, frame: received.append(got)) for number in _DEFERRED}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)  # now, with the handler the program had

@@ -145,3 +145,131 @@ def test_hidden_state_gets_the_input_device() -> None:
         for step in x:
             expected = rnn.cell(step, expected)
         assert torch.equal(rnn(x), expected)
+
+
+# -- what the survey of real code taught the forward rules ----------------------------------------
+def _findings(source: str, *codes: str) -> list[tuple[int, str]]:
+    found = check_module(parse(source.encode()), "case.py", Settings(select=codes))
+    return [(f.location.row, f.code) for f in found]
+
+
+@pytest.mark.parametrize(
+    ("expression", "numel"),
+    [
+        ("torch.tensor(-math.inf)", 1),
+        ("torch.tensor([0.0])", 1),
+        ("torch.tensor([self.floor])", 1),
+        ("torch.Tensor([0]).float()", 1),
+        ("torch.zeros((), dtype=torch.float32)", 1),
+        ("torch.zeros((0, 2))", 0),
+        ("torch.zeros(n, 0)", 0),
+        ("torch.tensor([[1, 2], [3, 4]])", 4),
+        ("torch.full((2, 3), 7.0)", 6),
+        ("torch.zeros(1, n, 1)", None),
+        ("torch.arange(8)", None),
+        ("torch.tensor(values)", None),
+    ],
+)
+def test_static_numel_reads_literal_sizes_only(expression: str, numel: object) -> None:
+    from bufferlint.analysis.factory_sizes import static_numel
+    from bufferlint.analysis.file import FileAnalysis
+
+    module = parse(f"import math\nimport torch\nvalue = {expression}\n".encode())
+    analysis = FileAnalysis(module, "sizes.py")
+    statement = module.body[-1]
+    assert isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Assign)
+    assert static_numel(statement.body[0].value, analysis.inference.qualify) == numel
+
+
+def test_buf003_reports_constants_with_more_than_one_element_only() -> None:
+    source = """import torch
+from torch import nn
+
+
+class Gate(nn.Module):
+    def forward(self, x):
+        one = torch.tensor([1.0]).to(x.device)
+        two = torch.tensor([1.0, 2.0]).to(x.device)
+        return x * one + two[0]
+"""
+    assert _findings(source, "BUF003") == [(8, "BUF003")]
+
+
+def test_buf004_device_parameter_default_is_silent_but_an_attribute_pin_is_not() -> None:
+    source = """import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def sample(self, n, device=None, index=0):
+        if device is None:
+            device = torch.device("cuda")
+        self.device = torch.device("cuda")
+        a = torch.zeros(n).cuda(index)
+        b = torch.zeros(n).cuda(self.weight.device)
+        return torch.randn(n, device=device), a, b
+"""
+    assert _findings(source, "BUF004") == [(9, "BUF004"), (10, "BUF004")]
+
+
+def test_buf004_early_exit_guards_only_the_statements_after_it() -> None:
+    source = """import torch
+from torch import nn
+
+
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.before = torch.zeros(2, device="cuda")
+        if not torch.cuda.is_available():
+            return
+        self.after = torch.zeros(2, device="cuda")
+"""
+    assert _findings(source, "BUF004") == [(8, "BUF004")]
+
+
+def test_buf011_silences_rest_on_what_torch_allows() -> None:
+    """The silences claim that 0-dim CPU tensors, `.type_as(t)` and `torch.normal` of placed
+    tensors never trip a device check, and that a 1-element 1-dim CPU tensor does. On the meta
+    device (a stand-in for CUDA on this machine) torch agrees."""
+    x = torch.zeros(3, device="meta")
+    assert (x + torch.randint(0, 5, (1,))[0]).device.type == "meta"
+    assert (x - torch.rand(2).max()).device.type == "meta"
+    assert torch.normal(torch.zeros_like(x), torch.ones_like(x)).device.type == "meta"
+    assert torch.zeros(2, 3).type_as(x).device.type == "meta"
+    with pytest.raises(RuntimeError):
+        x + torch.zeros(1)
+
+
+def test_buf011_still_flags_a_one_element_vector() -> None:
+    source = """import torch
+from torch import nn
+
+
+class Offset(nn.Module):
+    def forward(self, x):
+        step = torch.ones(1)
+        picked = torch.arange(4)[1:]
+        return x + step + picked
+"""
+    assert _findings(source, "BUF011") == [(7, "BUF011"), (8, "BUF011")]
+
+
+def test_buf002_a_module_moved_in_place_is_not_a_tensor_but_a_rebound_tensor_is() -> None:
+    source = """import torch
+from torch import nn
+from lib import Resample
+
+
+class Mixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.resample = Resample(8000, 16000)
+        self.window = torch.ones(4)
+
+    def forward(self, x):
+        self.resample.to(x.device)
+        window = self.window.to(x.device)
+        return self.resample(x) * window
+"""
+    assert _findings(source, "BUF002") == [(14, "BUF002")]

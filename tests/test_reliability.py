@@ -113,6 +113,20 @@ def test_interrupt_while_writing_keeps_the_original(tmp_path: Path, monkeypatch:
     assert path.read_bytes() == MODEL and temp_files(tmp_path) == []
 
 
+def test_sigint_is_deferred_even_with_other_threads_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel may hand a process signal to any thread; the write must still finish first."""
+    import threading
+
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        test_sigint_during_a_write_is_delivered_after_the_rename(tmp_path, monkeypatch)
+    finally:
+        stop.set()
+        helper.join()
+
+
 def test_sigint_during_a_write_is_delivered_after_the_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real SIGINT sent half-way through the write: held back until the new file is in place."""
     path = tmp_path / "m.py"

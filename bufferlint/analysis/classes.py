@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.flow import StatementSite, iter_nodes, iter_sites, self_name
@@ -113,12 +112,14 @@ class ClassInfo:
         return set(self.class_attrs) | set(self.methods) | self.properties
 
 
-_SUPER_INIT = m.Call(
-    func=m.Attribute(
-        value=m.Call(func=m.Name("super")) | m.Name() | m.Attribute(),
-        attr=m.Name("__init__"),
-    )
-)
+def _is_super_init(node: cst.CSTNode) -> bool:
+    """`super().__init__(...)`, `Base.__init__(self, ...)` or `pkg.Base.__init__(self, ...)`."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__"):
+        return False
+    receiver = node.func.value
+    if isinstance(receiver, cst.Call):
+        return isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
+    return isinstance(receiver, (cst.Name, cst.Attribute))
 
 
 class ClassCollector:
@@ -306,6 +307,6 @@ def _super_init_position(func: cst.FunctionDef) -> tuple[Optional[int], Optional
     """Index of the top-level statement of `__init__` that calls the base class's `__init__`."""
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
     for index, stmt in enumerate(body):
-        if m.findall(stmt, _SUPER_INIT):
+        if any(_is_super_init(node) for node in iter_nodes(stmt)):
             return index, stmt
     return None, None

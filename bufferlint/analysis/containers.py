@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import tensor_params
@@ -115,7 +114,7 @@ def _elements(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 def is_empty_literal(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, (cst.List, cst.Dict)) and not node.elements:
         return "list" if isinstance(node, cst.List) else "dict"
-    if isinstance(node, cst.Call) and not node.args and m.matches(node.func, m.Name("list") | m.Name("dict") | m.Name("set")):
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Name) and node.func.value in ("list", "dict", "set"):
         return node.func.value  # type: ignore[attr-defined]
     return None
 

@@ -77,11 +77,12 @@ def _shape_args(call: cst.Call, short: str) -> Optional[list[cst.BaseExpression]
     if keyword is not None:
         positional = [keyword]
     if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
-        return [e.value for e in positional[0].elements if not isinstance(e, cst.StarredElement)] if not any(
-            isinstance(e, cst.StarredElement) for e in positional[0].elements
-        ) else None
+        elements = positional[0].elements
+        if any(isinstance(e, cst.StarredElement) for e in elements):
+            return None  # zeros((*shape, 2)): not literal
+        return [e.value for e in elements]
     if short == "full":
-        return None if not positional else positional
+        return None  # full() takes its size as one sequence; a name is not a literal
     return positional
 
 

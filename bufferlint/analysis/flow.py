@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
 import libcst as cst
+
+from bufferlint.analysis.walk import child_nodes, iter_nodes  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -100,33 +101,6 @@ def _bodies_of(node: cst.CSTNode) -> Sequence[cst.BaseStatement]:
     return []
 
 
-# Fields that hold only whitespace, commas and parentheses: never an expression worth visiting.
-_TRIVIA_PREFIXES = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after", "header", "footer")
-_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def iter_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """`root` and every node below it, pre-order. Reads dataclass fields directly: libcst's
-    visitors (and so `m.findall`) rebuild each node on the way, at many times the cost."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(child_nodes(node)))
-
-
-def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The syntax children of `node` (no whitespace or punctuation), in source order."""
-    children: list[cst.CSTNode] = []
-    for name in _syntax_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            children.append(value)
-        elif isinstance(value, (list, tuple)):
-            children.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return children
-
-
 def free_names(root: cst.CSTNode) -> Iterator[str]:
     """Names read in an expression: not attribute names (`x.attr`) nor keyword names (`f(k=1)`)."""
     stack: list[cst.CSTNode] = [root]
@@ -140,14 +114,6 @@ def free_names(root: cst.CSTNode) -> Iterator[str]:
             stack.append(node.value)
         else:
             stack.extend(child_nodes(node))
-
-
-def _syntax_fields(kind: type) -> tuple[str, ...]:
-    names = _SYNTAX_FIELDS.get(kind)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(kind) if not f.name.startswith(_TRIVIA_PREFIXES))
-        _SYNTAX_FIELDS[kind] = names
-    return names
 
 
 def self_name(function: cst.FunctionDef) -> Optional[str]:

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # Attributes torch.nn layers own already: registering a buffer of that name raises KeyError.
 _LAYER_OWNED = re.compile(r"^(weight|bias|running_mean|running_var|num_batches_tracked|in_proj_\w+|[qkv]_proj_weight|bias_[kv]|weight_\w+|bias_\w+)$")
@@ -101,9 +101,13 @@ def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) 
 
 
 def _requires_grad(value: cst.BaseExpression) -> bool:
-    keyword = m.Arg(keyword=m.Name("requires_grad"), value=m.Name("True"))
-    method = m.Call(func=m.Attribute(attr=m.Name("requires_grad_")))
-    return bool(m.findall(value, keyword | method))
+    for node in nodes_of(value, (cst.Arg, cst.Call)):
+        if isinstance(node, cst.Arg):
+            if node.keyword is not None and node.keyword.value == "requires_grad" and is_name(node.value, "True"):
+                return True
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+            return True
+    return False
 
 
 def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Optional[str]:
@@ -112,14 +116,14 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
     value = defining.value
     if self_name is None or value is None:
         return None
-    for node in m.findall(value, m.Attribute(value=m.Attribute(value=m.Name(self_name)))):
-        assert isinstance(node, cst.Attribute)
-        if node.attr.value not in _METADATA_ATTRS:
+    attributes = list(nodes_of(value, cst.Attribute))
+    for node in attributes:
+        inner = node.value
+        if isinstance(inner, cst.Attribute) and is_name(inner.value, self_name) and node.attr.value not in _METADATA_ATTRS:
             return dotted_name(node) or f"{self_name}..."
     stateful = info.parameters | info.submodules
-    for node in m.findall(value, m.Attribute(value=m.Name(self_name))):
-        assert isinstance(node, cst.Attribute)
-        if node.attr.value in stateful:
+    for node in attributes:
+        if is_name(node.value, self_name) and node.attr.value in stateful:
             return f"{self_name}.{node.attr.value}"
     return None
 
@@ -132,25 +136,31 @@ def _alias_of_argument(defining: AttrAssignment) -> Optional[str]:
     if isinstance(value, cst.Name) and value.value in names:
         return value.value
     self_name = defining.scope.self_name
-    if isinstance(value, cst.Attribute) and m.matches(value.value, m.Name(self_name or "")):
+    if isinstance(value, cst.Attribute) and is_name(value.value, self_name or ""):
         if value.attr.value in defining.scope.tensor_attrs and value.attr.value != defining.attr:
             return f"{self_name}.{value.attr.value}"
     return None
 
 
 def _large_constant(value: cst.BaseExpression) -> bool:
-    for node in m.findall(value, m.Float() | m.Integer()):
-        assert isinstance(node, (cst.Float, cst.Integer))
+    nodes = list(nodes_of(value, (cst.Float, cst.Integer, cst.SimpleString)))
+    for node in nodes:
+        if isinstance(node, cst.SimpleString):
+            continue
         try:
             if abs(float(node.evaluated_value)) >= _LARGE_MAGNITUDE:
                 return True
         except (ValueError, OverflowError):
             return True
-    return bool(m.findall(value, m.SimpleString(value=m.MatchIfTrue(lambda s: "inf" in s.lower()))))
+    return any(isinstance(node, cst.SimpleString) and "inf" in node.value.lower() for node in nodes)
 
 
 def _is_mask(attr: str, value: cst.BaseExpression) -> bool:
     if "mask" not in attr.lower():
         return False
-    bool_cast = m.Call(func=m.Attribute(attr=m.Name("bool")))
-    return not m.findall(value, bool_cast | m.Name("bool"))
+    for node in nodes_of(value, (cst.Call, cst.Name)):
+        if is_name(node, "bool"):
+            return False
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "bool":
+            return False
+    return True

@@ -92,6 +92,13 @@ def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family:
 
 
 def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+    return moved_by_override(info, attr, family)
+
+
+def moved_by_override(info: ClassInfo, attr: str, family: Sequence[ClassInfo] = ()) -> Optional[str]:
+    """Which `_apply`/`to`/... override moves `self.<attr>` with the module: one of the class (or
+    its bases), or one of an owning class of the file that names this class and moves the
+    attribute of its instance (`if isinstance(m, Detect): m.grid = list(map(fn, m.grid))`)."""
     for owner in (info, *info.ancestors()):
         for name in _MOVE_OVERRIDES:
             func = owner.methods.get(name)
@@ -101,7 +108,27 @@ def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, fam
             generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars") for n in iter_nodes(func.body))
             if generic or _mentions_self_attr(func.body, me, attr) or _mentions_attr_string(func.body, attr):
                 return f"{owner.name}.{name}() moves it with the module"
+    for owner in family:
+        for name in _MOVE_OVERRIDES:
+            func = owner.methods.get(name)
+            if func is not None and owner is not info and _moves_instance_attr(func, info.name, attr):
+                return f"{owner.name}.{name}() moves it with the module that owns it"
     return None
+
+
+def _moves_instance_attr(func: cst.FunctionDef, class_name: str, attr: str) -> bool:
+    """The override names `class_name` and assigns `<instance>.<attr>` of an object other than self."""
+    me = self_name(func)
+    nodes = list(iter_nodes(func.body))
+    names_class = any(isinstance(n, cst.Name) and n.value == class_name for n in nodes)
+    assigns = any(
+        isinstance(n, cst.AssignTarget)
+        and isinstance(n.target, cst.Attribute)
+        and n.target.attr.value == attr
+        and not (isinstance(n.target.value, cst.Name) and n.target.value.value == me)
+        for n in nodes
+    )
+    return names_class and assigns
 
 
 def _mentions_attr_string(node: cst.CSTNode, attr: str) -> bool:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.grad import argument, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # Methods of a module whose results reach its own parameters (`children()` does not: it yields
 # submodules, whose parameters are not the class's own).
@@ -81,7 +81,7 @@ def parameter_reference(info: ClassInfo, node: cst.BaseExpression, owner: Option
     if (
         node.attr.value in _SUBMODULE_PARAMETERS
         and isinstance(base, cst.Attribute)
-        and m.matches(base.value, m.Name(owner))
+        and is_name(base.value, owner)
         and base.attr.value in info.submodules
     ):
         return f"the nn.Parameter `{owner}.{base.attr.value}.{node.attr.value}`"
@@ -175,18 +175,16 @@ class _UnfreezeCollector(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, source: cst.BaseExpression) -> None:
         if self._reaches_parameters(source):
-            for name in m.findall(target, m.Name()):
-                assert isinstance(name, cst.Name)
+            for name in nodes_of(target, cst.Name):
                 self.sources[-1].add(name.value)
 
     def _reaches_parameters(self, node: cst.BaseExpression) -> bool:
         """`self.parameters()`, `m.named_parameters()` (m a source), `list(params)`..."""
         owners = set(self.sources[-1]) | ({self._owner} if self._owner else set())
-        for attr in m.findall(node, m.Attribute(attr=m.OneOf(*(m.Name(n) for n in _PARAMETER_SOURCES)))):
-            assert isinstance(attr, cst.Attribute)
-            if isinstance(attr.value, cst.Name) and attr.value.value in owners:
+        for attr in nodes_of(node, cst.Attribute):
+            if attr.attr.value in _PARAMETER_SOURCES and isinstance(attr.value, cst.Name) and attr.value.value in owners:
                 return True
-        return any(isinstance(n, cst.Name) and n.value in self.sources[-1] for n in m.findall(node, m.Name()))
+        return any(n.value in self.sources[-1] for n in nodes_of(node, cst.Name))
 
     def _unfrozen(self, receiver: cst.BaseExpression) -> None:
         if isinstance(receiver, cst.Attribute):
@@ -202,8 +200,8 @@ class _UnfreezeCollector(cst.CSTVisitor):
         if isinstance(receiver, cst.Name):
             return receiver.value == owner or receiver.value in self.sources[-1]
         if isinstance(receiver, cst.Call):  # getattr(self, name)
-            return m.matches(receiver.func, m.Name("getattr")) and bool(receiver.args) and (
-                m.matches(receiver.args[0].value, m.Name(owner or "")) or self._reaches_parameters(receiver.args[0].value)
+            return is_name(receiver.func, "getattr") and bool(receiver.args) and (
+                is_name(receiver.args[0].value, owner or "") or self._reaches_parameters(receiver.args[0].value)
             )
         if isinstance(receiver, cst.Subscript):  # params[name], self._parameters[key]
             return self._reaches_parameters(receiver.value) or self._reaches_module(receiver.value)

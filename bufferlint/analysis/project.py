@@ -3,14 +3,19 @@ linted tree (a loss base, a VAE base, an augmentation base) is still known to be
 
 Each file is analysed on its own with libcst; this pre-pass is deliberately cheaper: a substring
 test, then Python's own `ast` parser on files that define classes, reading only class headers and
-imports. Module-ness then propagates across files until nothing changes.
+imports. Module-ness then propagates across files until nothing changes. With a cache directory,
+each file's index is kept by content hash (`IndexCache`), so an unchanged tree costs a read and a
+hash per file.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import os
 import re
+import tempfile
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
@@ -204,8 +209,9 @@ class ProjectIndex:
         return tuple(sorted(names))
 
 
-def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = ()) -> tuple[str, ...]:
-    """The names to add to `module_bases` for a run over `paths`."""
+def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> tuple[str, ...]:
+    """The names to add to `module_bases` for a run over `paths`; `cache_dir`: reuse file indexes."""
+    cache = IndexCache.load(cache_dir) if cache_dir is not None else None
     indexes = []
     for path in paths:
         if not path.endswith((".py", ".pyi")):
@@ -215,12 +221,99 @@ def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = ()) 
                 source = handle.read()
         except OSError:
             continue
-        is_package = os.path.basename(path) == "__init__.py"
-        try:
-            index = index_source(source, module_name(path), is_package)
-        except (RecursionError, MemoryError):
-            continue  # too deeply nested to index: the per-file pass reports it (BUF999)
+        index = _file_index(source, path, cache)
         if index is not None:
             indexes.append(index)
+    if cache is not None:
+        cache.save()
     project = ProjectIndex(indexes, extra_bases)
     return project.base_names()
+
+
+def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> Optional[FileIndex]:
+    module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
+    key = IndexCache.key(source, module, is_package) if cache is not None else ""
+    if cache is not None and key in cache.entries:
+        return cache.get(key, module)
+    try:
+        index = index_source(source, module, is_package)
+    except (RecursionError, MemoryError):
+        return None  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
+    if cache is not None:
+        cache.put(key, index)
+    return index
+
+
+class IndexCache:
+    """File indexes by content hash, in one JSON file of the result cache directory.
+
+    One file (not one per source file) because a warm run reads every entry. Entries only depend on
+    a file's bytes, module name and bufferlint's code, so concurrent runs write compatible content;
+    the file is replaced atomically. It keeps older entries (a one-file run must not evict the rest
+    of the tree) until it holds more than `MAX_ENTRIES`, then only those of the last run.
+    """
+
+    MAX_ENTRIES = 50_000
+
+    def __init__(self, path: str, salt: str, entries: dict[str, object]) -> None:
+        self.path, self.salt, self.entries = path, salt, entries
+        self.used: dict[str, object] = {}
+        self.changed = False
+
+    @classmethod
+    def load(cls, directory: str) -> "IndexCache":
+        from bufferlint import __version__
+        from bufferlint.cache import FORMAT_VERSION, code_fingerprint
+
+        path = os.path.join(os.path.abspath(directory), f"project-index-{FORMAT_VERSION}.json")
+        salt = f"{__version__}\0{code_fingerprint()}"
+        try:
+            with open(path, "rb") as handle:
+                payload = json.loads(handle.read())
+            entries = payload["entries"] if payload.get("salt") == salt else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            entries = {}
+        return cls(path, salt, entries if isinstance(entries, dict) else {})
+
+    @staticmethod
+    def key(source: bytes, module: str, is_package: bool) -> str:
+        digest = hashlib.blake2b(f"{module}\0{int(is_package)}\0".encode("utf-8", "surrogateescape"), digest_size=16)
+        digest.update(source)
+        return digest.hexdigest()
+
+    def get(self, key: str, module: str) -> Optional[FileIndex]:
+        entry = self.entries[key]
+        self.used[key] = entry
+        if entry is None:
+            return None
+        classes, aliases = entry  # type: ignore[misc]
+        return FileIndex(module, dict(classes), dict(aliases))
+
+    def put(self, key: str, index: Optional[FileIndex]) -> None:
+        self.used[key] = None if index is None else [index.classes, index.aliases]
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the entries when any was new (a cache that cannot be written is silently unused)."""
+        if not self.changed:
+            return
+        from bufferlint.cache import ensure_cache_dir
+
+        entries = {**self.entries, **self.used}
+        if len(entries) > self.MAX_ENTRIES:
+            entries = self.used
+        payload = json.dumps({"salt": self.salt, "entries": entries}, separators=(",", ":"))
+        try:
+            ensure_cache_dir(os.path.dirname(self.path), os.path.dirname(self.path))
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(self.path))
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(payload)
+            os.replace(temp, self.path)
+        except OSError:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis.classes import tensor_params
 from bufferlint.analysis.flow import iter_sites
 from bufferlint.analysis.tensors import Scope, TensorInference, is_none, track_locals
+from bufferlint.analysis.walk import has_node
 
 
 class ReturnTypes:
@@ -47,7 +47,7 @@ def _all_returns_tensor(func: cst.FunctionDef, inference: TensorInference, scope
 
 
 def _is_generator(func: cst.FunctionDef) -> bool:
-    return bool(m.findall(func.body, m.Yield()))
+    return has_node(func.body, cst.Yield)
 
 
 def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:

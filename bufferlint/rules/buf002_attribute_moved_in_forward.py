@@ -11,6 +11,7 @@ from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import ForwardFacts, calls_in, Move, PathMethod, Site, Target, forward_facts, self_attr_root
 from bufferlint.analysis.hazards import buffer_hazards
+from bufferlint.analysis.moved_attrs import not_a_tensor_reason, result_dropped, self_healing
 from bufferlint.fixes.forward import Parents, drop_move_edits
 from bufferlint.fixes.register_buffer import registration_edit
 from bufferlint.model import Applicability, Edit, Finding, Fix
@@ -71,7 +72,11 @@ class AttributeMovedInForward(Rule):
     cannot place (`.to(device)` with an unknown `device`). No fix when a BUF001 hazard blocks the
     registration, or when the attribute is not known to hold a tensor where it is assigned.
     Not flagged: dtype-only casts (`self.t.to(x.dtype)`), `.cpu()`, and `.to()` on parameters,
-    registered buffers, submodules or tensors computed from the inputs.
+    registered buffers, submodules or tensors computed from the inputs. Nor attributes that are
+    evidently not tensors (called like `self.resampler(x)`, or holding a list/dict and never a
+    tensor), moves whose result is dropped (`self.m.to(x.device)`: only a module moves in place),
+    and self-healing caches: rebuilt from scratch on the forward path, with the move behind a
+    check of the cache's own device or dtype, so it runs once after the module moved.
     """
 
     code = "BUF002"
@@ -104,16 +109,20 @@ class AttributeMovedInForward(Rule):
 
 def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
     """Every device move of a plain attribute on the forward path, in source order."""
-    plain = plain_attributes(facts.info)
+    plain = {attr for attr in plain_attributes(facts.info) if not_a_tensor_reason(facts.info, attr) is None}
+    path = [m.func for m in facts.methods]
     for method in facts.methods:
         for site in method.sites:
             for call in calls_in(site.site.small):
                 move = facts.move(call, site.state, method)
-                if move is None or _to_cpu(move):
+                if move is None or _to_cpu(move) or result_dropped(site.site.small, call):
                     continue
                 attr = self_attr_root(move.subject, method.self_name)
-                if attr is not None and attr in plain:
-                    yield AttributeMove(attr, method, site, move)
+                if attr is None or attr not in plain:
+                    continue
+                if self_healing(facts.info, attr, path, method.func, call):
+                    continue  # a cache that re-checks its own device: moved once, not per call
+                yield AttributeMove(attr, method, site, move)
 
 
 def plain_attributes(info: ClassInfo) -> set[str]:

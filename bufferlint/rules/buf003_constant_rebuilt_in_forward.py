@@ -75,7 +75,9 @@ class ConstantRebuiltInForward(Rule):
     `__init__` to plain values (never tensors, parameters or submodules), and locals bound only to
     such expressions. Anything read from the inputs, including their shapes, is not constant.
     Both `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`) and factories given
-    `device=x.device` with constant arguments are flagged.
+    `device=x.device` with constant arguments are flagged. Constants with at most one element
+    (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
+    (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
 
     ## Fix safety
     Unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer with a fresh

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.cuda_intent import cuda_on_purpose
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.forward import (
@@ -86,9 +86,12 @@ class HardcodedCuda(Rule):
     parameters, buffers and submodules used in `forward`) the fix drops the pin and lets the
     module's `.to()` place the tensor. In `forward` and the helpers it calls, the pin becomes
     the device of the first tensor argument: `device=x.device`, `.to(x.device)`. No fix in other
-    methods or when `forward` takes no tensor argument. Not flagged: pins under an
-    `if torch.cuda.is_available():` (or `.is_cuda`) check, device variables, and `.cuda()` on
-    the inputs themselves.
+    methods or when `forward` takes no tensor argument. Not flagged: CUDA asked for on purpose,
+    that is pins under a test that decides about CUDA (`torch.cuda.is_available()`, `x.is_cuda`,
+    a `use_cuda`/`gpu` flag, `device.type == "cpu"`) or after an early exit on one; devices
+    handed to `torch.cuda.*` queries; the fallback of a device parameter (`if device is None:
+    device = torch.device("cuda")`); `.cuda(t.device)`; the bodies of `cuda`/`to`/`_apply`
+    overrides; device variables; and `.cuda()` on the inputs themselves.
     """
 
     code = "BUF004"
@@ -109,7 +112,7 @@ class HardcodedCuda(Rule):
         parents = Parents(func)
         for site in method.sites:
             for pin in pins(facts, site.site.small, site.state, method):
-                if _guarded(pin.call, parents, func) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
+                if cuda_on_purpose(pin.call, parents, func, facts.inference.qualify) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
                     continue
                 fix = _fix(facts, info, role, method, pin)
                 message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
@@ -146,6 +149,8 @@ def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMeth
     func = call.func
     code = cst.Module([]).code_for_node
     if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and qualify(func) is None:
+        if not _default_gpu(call):
+            return None  # `.cuda(weight.device)`: the device of a tensor already placed
         return Pin(PinKind.CUDA_CALL, call, ".cuda()", subject=func.value)
     move = facts.move(call, state, method)
     if move is not None and move.method == "to" and move.target is Target.CUDA:
@@ -158,20 +163,19 @@ def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMeth
     return None
 
 
+def _default_gpu(cuda_call: cst.Call) -> bool:
+    """`.cuda()`, `.cuda(0)`, `.cuda(index)` pin a GPU; `.cuda(w.device)` follows a tensor already placed."""
+    device = next((a.value for a in cuda_call.args if a.keyword is None or a.keyword.value == "device"), None)
+    if isinstance(device, cst.Attribute) and device.attr.value == "device":
+        return False
+    if isinstance(device, cst.Call) and isinstance(device.func, cst.Attribute) and device.func.attr.value == "get_device":
+        return False
+    return True
+
+
 def _moves_input(facts: ForwardFacts, pin: Pin, state: FlowState, method: PathMethod) -> bool:
     """`x.cuda()` on an input: neither module state nor a tensor the module builds."""
     return pin.subject is not None and facts.derived(pin.subject, state, method, inputs_only=True)
-
-
-def _guarded(node: cst.CSTNode, parents: Parents, func: cst.FunctionDef) -> bool:
-    """Inside `if torch.cuda.is_available():` / `... if x.is_cuda else ...`: not a hard pin."""
-    check = m.Attribute(attr=m.Name("is_available") | m.Name("is_cuda")) | m.Name("is_available")
-    current: Optional[cst.CSTNode] = parents.get(node)
-    while current is not None and current is not func:
-        if isinstance(current, (cst.If, cst.IfExp, cst.While)) and m.findall(current.test, check):
-            return True
-        current = parents.get(current)
-    return False
 
 
 def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> Optional[Fix]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis.classes import RegisterBufferCall
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import argument, is_literal
+from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.fixes.misuse import keep_call_only
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
@@ -81,7 +81,7 @@ class RegisterBufferResultUsed(Rule):
 
 def _effect(target: cst.BaseExpression, name: Optional[str], owner: str) -> str:
     """What the assignment does to `target`, in words."""
-    if isinstance(target, cst.Attribute) and m.matches(target.value, m.Name(owner)) and target.attr.value == name:
+    if isinstance(target, cst.Attribute) and is_name(target.value, owner) and target.attr.value == name:
         return f"assigning it to `{_code(target)}` sets the buffer `{name}` to None"
     buffer = f"`{owner}.{name}`" if name else "registered under a computed name"
     return f"`{_code(target)}` is None, the buffer is {buffer}"
@@ -102,7 +102,7 @@ def _unsafe_reason(target: cst.BaseExpression, registration: RegisterBufferCall,
         if _is_read(registration.method, target.value, registration.site.small):
             return f"code reading `{target.value}` must read `{owner}.{name or '<buffer>'}`"
         return None
-    if not (isinstance(target, cst.Attribute) and m.matches(target.value, m.Name(owner))):
+    if not (isinstance(target, cst.Attribute) and is_name(target.value, owner)):
         return f"`{_code(target)}` no longer receives None"
     if name is None:
         return f"code reading `{_code(target)}` must read the buffer by its registered name"
@@ -119,8 +119,8 @@ def _state_dict_neutral(call: cst.Call) -> bool:
 
 
 def _is_read(method: cst.FunctionDef, name: str, statement: cst.BaseSmallStatement) -> bool:
-    uses = m.findall(method.body, m.Name(name))
-    targets = {id(node) for node in m.findall(statement, m.Name(name))}
+    uses = [node for node in nodes_of(method.body, cst.Name) if node.value == name]
+    targets = {id(node) for node in nodes_of(statement, cst.Name) if node.value == name}
     return any(id(node) not in targets for node in uses)
 
 

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.intent import moved_by_override
 from bufferlint.model import Finding
 from bufferlint.rules.base import Rule
 
@@ -39,7 +40,8 @@ class TensorContainerAttribute(Rule):
     Literals and comprehensions whose elements (dict: values) are tensors, `list(...)`/`tuple(...)`
     of those, the tuples of `torch.split`/`chunk`/`unbind`/`meshgrid`, locals bound to any of
     these, and empty literals filled with `.append(t)`/`[k] = t` in the same method. A list of
-    strings, numbers, shapes or submodules is not reported.
+    strings, numbers, shapes or submodules is not reported, nor is a container that an `_apply`
+    or `to` override moves itself (of the class, a base, or a class of the file owning it).
 
     ## Fix safety
     No fix: every reader of the attribute would change with it.
@@ -59,6 +61,8 @@ class TensorContainerAttribute(Rule):
                     continue
                 if not may_hold_tensors(assignment.value):
                     continue  # most attributes: no need to walk the method
+                if moved_by_override(info, assignment.attr, analysis.module_classes) is not None:
+                    continue  # an `_apply`/`to` override moves the container's tensors itself
                 walk = walks.get(id(assignment.method))
                 if walk is None:
                     walk = walks[id(assignment.method)] = MethodContainers(containers, assignment.method, assignment.scope)

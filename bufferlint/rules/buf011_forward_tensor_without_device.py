@@ -44,8 +44,12 @@ class ForwardTensorWithoutDevice(Rule):
     the helper method the factory is in). The tensor then lives on the input's device, which
     is the intent, but code that relied on it being a CPU tensor (`.numpy()`, Python-side
     indexing) would change. No fix when the method has no tensor argument. Not flagged:
-    factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim
-    `torch.tensor(2.0)` (allowed next to CUDA tensors), and tensors moved with `.to(x.device)`.
+    factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim tensors
+    (`torch.tensor(2.0)`, `torch.zeros(())`, an element picked with `t[0]`, a full reduction
+    `t.max()`: allowed next to CUDA tensors), empty placeholders (`torch.empty(0)`), tensors
+    moved right after creation by any `.to(...)`/`.type_as(...)` that is not a dtype-only cast,
+    `torch.normal(mean_t, std_t)`, CTC targets and lengths (`nn.CTCLoss`, `F.ctc_loss` take
+    them on the CPU), and ONNX shape tensors (`shape_as_tensor`, `reshape_from_tensor_shape`).
     """
 
     code = "BUF011"

@@ -1,0 +1,102 @@
+"""Code that asks for CUDA on purpose, which BUF004 must not call a hard-coded GPU.
+
+- under a test that decides about CUDA: `if torch.cuda.is_available():`, `if self.use_cuda:`,
+  `if device.type == "cpu":`, `... if x.is_cuda else ...`, or after an early exit on such a
+  test (`if not torch.cuda.is_available(): return`);
+- a device handed to a `torch.cuda.*` query (`torch.cuda.get_device_properties(torch.device("cuda"))`):
+  the query needs a GPU by definition and places nothing;
+- the fallback of a device parameter (`if device is None: device = torch.device("cuda")`): the
+  caller chooses, and a backend may require the GPU;
+- the body of a method that is itself a device move (`def cuda(self): self.model.cuda()`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Protocol
+
+import libcst as cst
+
+from bufferlint.analysis.flow import child_nodes
+
+Qualify = Callable[[cst.BaseExpression], Optional[str]]
+
+# Methods that move a module on request: what they move, they move because the caller asked.
+DEVICE_MOVE_METHODS = frozenset(("cuda", "to", "_apply", "cpu", "to_device", "to_empty"))
+_CUDA_WORDS = ("cuda", "gpu")
+_DEVICE_TYPES = frozenset(("cpu", "cuda", "mps", "xla", "meta"))
+
+
+class ParentMap(Protocol):
+    def get(self, node: cst.CSTNode) -> Optional[cst.CSTNode]: ...
+
+
+def decides_on_cuda(test: cst.BaseExpression) -> bool:
+    """A test that chooses by CUDA: a name or attribute spelling cuda/gpu (`is_available` too),
+    or a device type compared with a string (`device.type == "cpu"`)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and (any(w in node.value.lower() for w in _CUDA_WORDS) or node.value == "is_available"):
+            return True
+        if isinstance(node, cst.Comparison) and _compares_device_type(node):
+            return True
+        stack.extend(child_nodes(node))
+    return False
+
+
+def cuda_on_purpose(node: cst.CSTNode, parents: ParentMap, func: cst.FunctionDef, qualify: Qualify) -> bool:
+    """Whether the pin at `node` is asked for on purpose (see the module docstring)."""
+    if func.name.value in DEVICE_MOVE_METHODS:
+        return True
+    current: cst.CSTNode = node
+    parent = parents.get(current)
+    while parent is not None and current is not func:
+        if isinstance(parent, (cst.If, cst.IfExp, cst.While)) and current is not parent.test and decides_on_cuda(parent.test):
+            return True
+        if isinstance(parent, cst.Call) and current is not parent.func and (qualify(parent.func) or "").startswith("torch.cuda."):
+            return True
+        if isinstance(parent, cst.Assign) and current is parent.value and _parameter_fallback(parent, func, qualify):
+            return True
+        if isinstance(parent, cst.IndentedBlock) and _after_cuda_exit(parent, current):
+            return True
+        current, parent = parent, parents.get(parent)
+    return False
+
+
+def _parameter_fallback(assign: cst.Assign, func: cst.FunctionDef, qualify: Qualify) -> bool:
+    """`device = torch.device("cuda")` where `device` is a parameter: a default the caller overrides.
+    Only a device value counts; a tensor built on the GPU is still a pin."""
+    value = assign.value
+    is_device = isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(value, cst.Call) and qualify(value.func) == "torch.device"
+    )
+    if not is_device:
+        return False
+    params = func.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return all(isinstance(t.target, cst.Name) and t.target.value in names for t in assign.targets)
+
+
+def _after_cuda_exit(block: cst.IndentedBlock, current: cst.CSTNode) -> bool:
+    """An earlier `if not torch.cuda.is_available(): return` in the same block guards the rest."""
+    for statement in block.body:
+        if statement is current:
+            return False
+        if isinstance(statement, cst.If) and statement.orelse is None and decides_on_cuda(statement.test) and _exits(statement.body):
+            return True
+    return False
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return isinstance(body, cst.SimpleStatementSuite) and any(isinstance(s, (cst.Return, cst.Raise)) for s in body.body)
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for s in last.body)
+
+
+def _compares_device_type(node: cst.Comparison) -> bool:
+    operands = [node.left, *(c.comparator for c in node.comparisons)]
+    has_type = any(isinstance(o, cst.Attribute) and o.attr.value == "type" for o in operands)
+    strings = [o.evaluated_value for o in operands if isinstance(o, cst.SimpleString)]
+    return has_type and any(s in _DEVICE_TYPES for s in strings)
+

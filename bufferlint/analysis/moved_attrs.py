@@ -1,0 +1,91 @@
+"""Moves of `self.<attr>` on the forward path that are not a tensor copied on every call.
+
+BUF002 reports `self.t.to(x.device)` in forward. It stays silent when:
+- the attribute is evidently not a tensor: it is called (`self.resampler(x)`, `self.feats[k](x)`:
+  a submodule the class did not register), or it holds a container (`[model]`, `{}`) and is
+  never assigned a tensor; a container of tensors is BUF009's finding;
+- the move's result is dropped (`self.feats[k].to(x.device)` as a statement): only a module
+  moves in place, a tensor's `.to()` returns a copy;
+- the attribute is a self-healing cache: the forward path rebuilds it from scratch (sized by the
+  input) and the move sits behind a check of the cache's own device or dtype, so it runs once
+  after the module moved, not on every call.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.flow import iter_nodes, self_name
+
+_CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
+_CONTAINER_CALLS = frozenset(("list", "dict", "set", "OrderedDict", "defaultdict"))
+# Tensor attributes that tell where a tensor lives: comparing them checks the placement.
+_PLACEMENT_ATTRS = frozenset(("device", "dtype", "is_cuda", "get_device"))
+
+
+def not_a_tensor_reason(info: ClassInfo, attr: str) -> Optional[str]:
+    """Why `self.<attr>` cannot be a tensor, or None when it may be one."""
+    assignments = info.assignments_to(attr)
+    if not any(a.kind is ValueKind.TENSOR for a in assignments):
+        for assignment in assignments:
+            value = assignment.value
+            if isinstance(value, _CONTAINERS) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _CONTAINER_CALLS
+            ):
+                return "it holds a container"
+    for func in info.methods.values():
+        me = self_name(func)
+        for node in iter_nodes(func.body):
+            if isinstance(node, cst.Call) and _attr_root(node.func, me) == attr:
+                return "it is called, so it is a module or a function"
+    return None
+
+
+def result_dropped(small: cst.BaseSmallStatement, call: cst.Call) -> bool:
+    """`self.m.to(x.device)` as a whole statement: an in-place module move."""
+    return isinstance(small, cst.Expr) and small.value is call
+
+
+def self_healing(info: ClassInfo, attr: str, path: Iterable[cst.FunctionDef], func: cst.FunctionDef, call: cst.Call) -> bool:
+    """The move runs behind a check of the cache's own placement, and the forward path also
+    rebuilds the cache from scratch (not from a moved copy of itself)."""
+    path_ids = {id(f) for f in path}
+    me = self_name(func)
+    rebuilt = any(
+        id(a.method) in path_ids and a.value is not None and not _is_none(a.value) and not _mentions(a.value, a.scope.self_name, attr)
+        for a in info.assignments_to(attr)
+    )
+    if not rebuilt:
+        return False
+    for node in iter_nodes(func.body):
+        if isinstance(node, cst.If) and _checks_placement(node.test, me, attr):
+            if any(inner is call for inner in iter_nodes(node.body)):
+                return True
+    return False
+
+
+def _checks_placement(test: cst.BaseExpression, me: Optional[str], attr: str) -> bool:
+    for node in iter_nodes(test):
+        if isinstance(node, cst.Attribute) and node.attr.value in _PLACEMENT_ATTRS and _attr_root(node.value, me) == attr:
+            return True
+    return False
+
+
+def _mentions(node: cst.CSTNode, me: Optional[str], attr: str) -> bool:
+    return any(isinstance(n, cst.Attribute) and _attr_root(n, me) == attr for n in iter_nodes(node))
+
+
+def _attr_root(node: cst.BaseExpression, me: Optional[str]) -> Optional[str]:
+    """`self.a` or `self.a[k]` -> "a"."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
+        return node.attr.value
+    return None
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
