@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.forward import Move, child_nodes
+from bufferlint.analysis.walk import is_name, iter_nodes
 from bufferlint.fixes.register_buffer import register_call
 from bufferlint.model import Edit, Insert, Replace
 
@@ -134,12 +134,24 @@ def self_attribute(self_name_: str, name: str) -> cst.Attribute:
 
 def mutated_in_place(func: cst.FunctionDef, name: str) -> bool:
     """`t.add_(...)`, `t[i] = ...`, `t += ...`, `out=t`: a hoisted buffer would carry the change."""
-    body = func.body
-    in_place_call = m.Call(func=m.Attribute(value=m.Name(name), attr=m.Name(m.MatchIfTrue(lambda s: s.endswith("_") and not s.startswith("__")))))
-    item_store = m.AssignTarget(target=m.Subscript(value=m.Name(name)))
-    aug = m.AugAssign(target=m.Name(name) | m.Subscript(value=m.Name(name)))
-    out = m.Arg(keyword=m.Name("out"), value=m.Name(name))
-    return bool(m.findall(body, in_place_call | item_store | aug | out))
+    return any(_mutates(node, name) for node in iter_nodes(func.body))
+
+
+def _mutates(node: cst.CSTNode, name: str) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, name):
+        method = node.func.attr.value
+        return method.endswith("_") and not method.startswith("__")
+    if isinstance(node, cst.AssignTarget):
+        return _is_item_of(node.target, name)
+    if isinstance(node, cst.AugAssign):
+        return is_name(node.target, name) or _is_item_of(node.target, name)
+    if isinstance(node, cst.Arg):
+        return node.keyword is not None and node.keyword.value == "out" and is_name(node.value, name)
+    return False
+
+
+def _is_item_of(target: cst.BaseExpression, name: str) -> bool:
+    return isinstance(target, cst.Subscript) and is_name(target.value, name)
 
 
 # -- BUF004 / BUF011: devices in calls --------------------------------------------------------------
