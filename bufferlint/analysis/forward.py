@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional, Sequence
@@ -23,6 +22,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
+from bufferlint.analysis.walk import nodes_of
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -642,37 +642,6 @@ def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
 
 
 # -- small helpers ---------------------------------------------------------------------------------
-def nodes_of(root: cst.CSTNode, types: "type[cst.CSTNode] | tuple[type[cst.CSTNode], ...]") -> Iterator[cst.CSTNode]:
-    """Nodes of `types` under `root` (itself included), outermost first."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, types):
-            yield node
-        stack.extend(reversed(child_nodes(node)))
-
-
-_SKIPPED_FIELDS = ("lpar", "rpar", "whitespace", "comma", "semicolon", "leading_lines", "lines_after", "header", "footer")
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The syntax children of `node`, read from its dataclass fields. libcst's `children` and
-    matcher `findall` run a visitor that rebuilds every node, which costs far more."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_SKIPPED_FIELDS))
-        _FIELDS[type(node)] = names
-    found: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
-
-
 def calls_in(root: cst.CSTNode) -> Iterator[cst.Call]:
     for node in nodes_of(root, cst.Call):
         assert isinstance(node, cst.Call)

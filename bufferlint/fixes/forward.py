@@ -9,8 +9,8 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import self_name
-from bufferlint.analysis.forward import Move, child_nodes
-from bufferlint.analysis.walk import is_name, iter_nodes
+from bufferlint.analysis.forward import Move
+from bufferlint.analysis.walk import child_nodes, is_name, iter_nodes
 from bufferlint.fixes.register_buffer import register_call
 from bufferlint.model import Edit, Insert, Replace
 

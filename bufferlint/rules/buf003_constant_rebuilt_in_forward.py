@@ -10,7 +10,8 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, nodes_of
+from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace

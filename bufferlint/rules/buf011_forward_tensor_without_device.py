@@ -7,7 +7,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, forward_facts, nodes_of
+from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, forward_facts
 from bufferlint.fixes.forward import with_device
 from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
