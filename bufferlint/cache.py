@@ -105,15 +105,9 @@ class Cache:
         target = self._entry_path(key)
         try:
             self._prepare(os.path.dirname(target))
-            fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(target))
+            _write_atomic_text(target, payload)
         except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(payload)
-            os.replace(temp, target)
-        except OSError:
-            _unlink_quietly(temp)
+            return  # a cache that cannot be written only costs speed
 
     def _prepare(self, entry_dir: str) -> None:
         ensure_cache_dir(self.directory, entry_dir)

@@ -21,6 +21,7 @@ import warnings
 from typing import Iterable, Iterator, Optional, Union
 
 from bufferlint.analysis import torch_api
+from bufferlint.analysis.project import plain_import_bindings
 
 Source = Union[bytes, str]
 
@@ -82,12 +83,7 @@ def has_module_class(tree: ast.Module, extra_bases: Iterable[str] = ()) -> bool:
         if isinstance(node, ast.ClassDef):
             classes.append(node)
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    aliases[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    aliases[top] = top
+            aliases.update(plain_import_bindings(node))
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for alias in node.names:
                 if alias.name == "*":

@@ -93,15 +93,9 @@ def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
 
 
 def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:
-    bindings: dict[str, str] = {}
     if isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.asname:
-                bindings[alias.asname] = alias.name
-            else:
-                top = alias.name.split(".")[0]
-                bindings[top] = top
-        return bindings
+        return plain_import_bindings(node)
+    bindings: dict[str, str] = {}
     assert isinstance(node, ast.ImportFrom)
     base = _absolute(node.module or "", node.level, package)
     if base is None:
@@ -109,6 +103,18 @@ def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:
     for alias in node.names:
         if alias.name != "*":
             bindings[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return bindings
+
+
+def plain_import_bindings(node: ast.Import) -> dict[str, str]:
+    """`import a.b as c` binds c to a.b; `import a.b` binds a (which then reaches a.b itself)."""
+    bindings: dict[str, str] = {}
+    for alias in node.names:
+        if alias.asname:
+            bindings[alias.asname] = alias.name
+        else:
+            top = alias.name.split(".")[0]
+            bindings[top] = top
     return bindings
 
 
