@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import gc
 import sys
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from bufferlint import __version__
-from bufferlint.analysis.project import project_module_bases
+from bufferlint import prechecked
+from bufferlint.analysis.project import scan_project
 from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, load_config
 from bufferlint.discovery import Candidate, discover
 from bufferlint.filters import FileFilter
@@ -197,15 +200,31 @@ def _run_paths(args: argparse.Namespace, settings: Settings, file_filter: FileFi
     candidates = list(file_filter.select(discover(args.paths)))
     # Module classes whose base is defined in another file of the run (analysis/project.py).
     index_cache = index_cache_dir(RunOptions.from_args(args, fix=fixing))
-    project_bases = project_module_bases([c.path for c in candidates], settings.module_bases, index_cache)
-    settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + project_bases)))
     outcome = Outcome([], 0, 0, 0)
-    for file_settings, group in _by_settings(candidates, settings, file_filter).items():
-        result = run(group, file_settings, RunOptions.from_args(args, fix=fixing))
-        for file in result.files:
-            _collect(args, file, file_settings, outcome)
+    with _fewer_collections():
+        scan = scan_project([c.path for c in candidates], settings.module_bases, index_cache)
+        settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + scan.bases)))
+        with prechecked.in_effect(scan.checked):  # files the scan parsed are not parsed by ast again
+            for file_settings, group in _by_settings(candidates, settings, file_filter).items():
+                result = run(group, file_settings, RunOptions.from_args(args, fix=fixing))
+                for file in result.files:
+                    _collect(args, file, file_settings, outcome)
     outcome.findings.sort(key=lambda f: f.sort_key)
     return outcome
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run the cyclic garbage collector less often while files are processed (worker processes
+    inherit it). Syntax trees are millions of small objects without cycles, which the default
+    threshold (700 allocations) has it rescan over and over: measured on 2,447 files at -j 1,
+    25.8 s -> 23.9 s of CPU. Cycles are still collected."""
+    previous = gc.get_threshold()
+    gc.set_threshold(50_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, outcome: Outcome) -> None:

@@ -20,11 +20,12 @@ from typing import Callable, Iterator, Optional, Union
 import libcst as cst
 
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint import prefilter
+from bufferlint import prechecked, prefilter
 from bufferlint.config import Settings
 from bufferlint.fixes.apply import apply_fixes, compatible_fixes
 from bufferlint.model import Finding, Fix, Position, Replace
 from bufferlint.noqa import NoqaMap
+from bufferlint.prechecked import CheckedFile
 from bufferlint.source import TOO_DEEP, SourceError, check_syntax, first_difference_row, parse, splice_untouched
 
 MAX_FIX_ROUNDS = 10
@@ -65,15 +66,21 @@ def error_finding(filename: str, error: SourceError) -> Finding:
 Source = Union[bytes, str]
 
 
-def may_have_findings(data: Source, settings: Settings) -> bool:
+def may_have_findings(data: Source, settings: Settings, known: Optional[CheckedFile] = None) -> bool:
     """The prefilter: a trigger word of an enabled rule, and a class that may be an nn.Module
-    (checked on CPython's ast, see prefilter.py). A file CPython rejects goes on, to be reported."""
+    (checked on CPython's ast, see prefilter.py). A file CPython rejects goes on, to be reported.
+    `known`: the pre-pass already summarised this file's classes (prechecked.py)."""
+    if known is not None:
+        return prefilter.text_gate(data, settings.triggers()) and known.summary.has_module_class(settings.module_bases)
     return prefilter.may_have_findings(data, settings.triggers(), settings.module_bases)
 
 
-def check_module(module: cst.Module, filename: str, settings: Settings) -> list[Finding]:
-    analysis = FileAnalysis(module, filename, settings.module_bases)
-    raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
+def check_module(module: cst.Module, filename: str, settings: Settings, text: Optional[Source] = None) -> list[Finding]:
+    """Findings of `module`; `text`, the source it was parsed from, lets rules whose trigger words
+    it lacks be skipped (as the prefilter skips whole files)."""
+    analysis = FileAnalysis(module, filename, settings.module_bases, text)
+    rules = [rule for rule in settings.enabled_rules() if analysis.may_mention(*rule.triggers)]
+    raw = [finding for rule in rules for finding in rule().check(analysis)]
     if not raw:
         return []
     noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(module.code)
@@ -92,15 +99,26 @@ def _place(analysis: FileAnalysis, finding: Finding) -> Finding:
     return finding
 
 
-def _skipped(data: Source, filename: str) -> FileResult:
+def _skipped(data: Source, filename: str, known: Optional[CheckedFile]) -> FileResult:
     """A file the prefilter rules out still has its syntax checked, with the cheap ast parser,
     so a broken file is reported rather than silently skipped."""
     try:
-        if not prefilter.known_valid(data):  # the prefilter's ast parse already checked it
+        if known is None and not prefilter.known_valid(data):  # else an ast parse already checked it
             check_syntax(data, filename)
     except SourceError as error:
         return FileResult(filename, [error_finding(filename, error)])
     return FileResult(filename)
+
+
+def _opened(data: Source, filename: str, settings: Settings) -> Union[cst.Module, FileResult]:
+    """The parsed module, or the final result when the file is skipped or does not parse."""
+    known = prechecked.recall(data)
+    if not may_have_findings(data, settings, known):
+        return _skipped(data, filename, known)
+    try:
+        return parse(data, checked=known is not None and known.shallow)
+    except SourceError as error:
+        return FileResult(filename, [error_finding(filename, error)])
 
 
 def check_bytes(data: Source, filename: str, settings: Settings) -> FileResult:
@@ -143,13 +161,10 @@ def _describe(error: BaseException) -> str:
 
 
 def _check(data: Source, filename: str, settings: Settings) -> FileResult:
-    if not may_have_findings(data, settings):
-        return _skipped(data, filename)
-    try:
-        module = parse(data)
-    except SourceError as error:
-        return FileResult(filename, [error_finding(filename, error)])
-    return FileResult(filename, check_module(module, filename, settings))
+    module = _opened(data, filename, settings)
+    if isinstance(module, FileResult):
+        return module
+    return FileResult(filename, check_module(module, filename, settings, data))
 
 
 class _FixFailed(Exception):
@@ -157,16 +172,13 @@ class _FixFailed(Exception):
 
 
 def _fix(data: Source, filename: str, settings: Settings) -> FileResult:
-    if not may_have_findings(data, settings):
-        return _skipped(data, filename)
-    try:
-        module = parse(data)
-    except SourceError as error:
-        return FileResult(filename, [error_finding(filename, error)])
+    module = _opened(data, filename, settings)
+    if isinstance(module, FileResult):
+        return module
     as_text = isinstance(data, str)
     original = module
     try:
-        module, findings, fixed = _fix_rounds(module, filename, settings, as_text)
+        module, findings, fixed = _fix_rounds(module, data, filename, settings, as_text)
         new_data = _final_text(data, _text(original, as_text), _text(module, as_text), filename)
     except RecursionError:  # the fix rounds visit every node again; checking may still succeed
         return _unfixed(data, filename, settings, "too deeply nested to fix (Python's recursion limit reached)")
@@ -184,9 +196,11 @@ def _unfixed(data: Source, filename: str, settings: Settings, reason: str) -> Fi
     return result
 
 
-def _fix_rounds(module: cst.Module, filename: str, settings: Settings, as_text: bool) -> tuple[cst.Module, list[Finding], int]:
+def _fix_rounds(
+    module: cst.Module, data: Source, filename: str, settings: Settings, as_text: bool
+) -> tuple[cst.Module, list[Finding], int]:
     """Apply compatible fixes round by round; each round's output is parsed and re-linted."""
-    findings = check_module(module, filename, settings)
+    findings = check_module(module, filename, settings, data)
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
         fixable = [f for f in findings if f.fix_applicable(settings.unsafe_fixes)]
@@ -195,11 +209,12 @@ def _fix_rounds(module: cst.Module, filename: str, settings: Settings, as_text: 
         fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
         settled = _settled(fixable, fixes)
         allowed = _allowed_after(module, findings, settled)
+        text = _text(apply_fixes(module, fixes), as_text)
         try:
-            module = parse(_text(apply_fixes(module, fixes), as_text))
+            module = parse(text)
         except SourceError as error:
             raise _FixFailed(f"the fixed code does not parse ({error.message}, line {error.row})") from None
-        findings = check_module(module, filename, settings)
+        findings = check_module(module, filename, settings, text)
         _check_fixed_gone(module, findings, allowed)
         fixed += len(settled)
     if any(f.fix_applicable(settings.unsafe_fixes) for f in findings):

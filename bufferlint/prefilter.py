@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Union
 
 from bufferlint.analysis import torch_api
@@ -76,12 +77,34 @@ def parse_quietly(data: Source) -> Optional[ast.Module]:
 
 def has_module_class(tree: ast.Module, extra_bases: Iterable[str] = ()) -> bool:
     """Whether some class of the file may be an nn.Module subclass (a superset of modules.py)."""
-    classes: list[ast.ClassDef] = []
+    return summarize(tree).has_module_class(extra_bases)
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    """What the ast gate reads of a file: each class's bases as written, and the imports that
+    qualify them. Small, so a pre-pass can keep one per file (see `CheckedFile`)."""
+
+    bases: tuple[tuple[Optional[str], ...], ...]
+    aliases: tuple[tuple[str, str], ...]
+    stars: tuple[str, ...]
+
+    def has_module_class(self, extra_bases: Iterable[str] = ()) -> bool:
+        if not self.bases:
+            return False
+        aliases, extra = dict(self.aliases), frozenset(extra_bases)
+        # A same-file chain (class B(A), A a module) starts at a class with a module base of its
+        # own, so "some class is a module" is "some class has a module base other than a local class".
+        return any(_may_be_module(base, aliases, list(self.stars), extra) for bases in self.bases for base in bases)
+
+
+def summarize(tree: ast.Module) -> ClassSummary:
+    bases: list[tuple[Optional[str], ...]] = []
     aliases: dict[str, str] = {}
     stars: list[str] = []
     for node in _statements(tree.body):
         if isinstance(node, ast.ClassDef):
-            classes.append(node)
+            bases.append(tuple(_bases(node)))
         elif isinstance(node, ast.Import):
             aliases.update(plain_import_bindings(node))
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -90,9 +113,7 @@ def has_module_class(tree: ast.Module, extra_bases: Iterable[str] = ()) -> bool:
                     stars.append(node.module)
                 else:
                     aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    if not classes:
-        return False
-    return _any_module(classes, aliases, stars, frozenset(extra_bases))
+    return ClassSummary(tuple(bases), tuple(aliases.items()), tuple(stars))
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -115,12 +136,6 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 _BODIES = ("body", "orelse", "finalbody")
-
-
-def _any_module(classes: list[ast.ClassDef], aliases: dict[str, str], stars: list[str], extra: frozenset[str]) -> bool:
-    # A same-file chain (class B(A), A a module) starts at a class with a module base of its own,
-    # so "some class is a module" is "some class has a module base other than a local class".
-    return any(_may_be_module(base, aliases, stars, extra) for node in classes for base in _bases(node))
 
 
 def _bases(node: ast.ClassDef) -> list[Optional[str]]:

@@ -125,9 +125,12 @@ def _is_super_init(node: cst.CSTNode) -> bool:
 class ClassCollector:
     """Fills a ClassInfo from the class body, using the shared tensor inference."""
 
-    def __init__(self, inference: TensorInference, is_module_call: "ModuleCallTest") -> None:
+    def __init__(self, inference: TensorInference, is_module_call: "ModuleCallTest", registrations: bool = True) -> None:
         self.inference = inference
         self.is_module_call = is_module_call
+        # False when the file's text names neither `register_buffer` nor `register_parameter`:
+        # then no statement needs to be searched for such calls.
+        self.registrations = registrations
 
     def collect_body(self, info: ClassInfo) -> None:
         for stmt in info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ():
@@ -188,7 +191,9 @@ class ClassCollector:
         if isinstance(small, cst.Del):
             for name in _deleted_attrs(small.target, scope, self.inference):
                 info.deleted.add(name)
-        for call in _calls_on_self(small, scope, ("register_buffer", "register_parameter")):
+        if not self.registrations:
+            return
+        for call in _calls_on_self(small, scope, REGISTRATIONS):
             name = _literal_string(call.args[0].value) if call.args else None
             method = call.func.attr.value  # type: ignore[union-attr]
             if method == "register_buffer":
@@ -210,6 +215,9 @@ class ClassCollector:
         if self.inference.is_tensor(value, scope):
             return ValueKind.TENSOR
         return ValueKind.OTHER
+
+
+REGISTRATIONS = ("register_buffer", "register_parameter")
 
 
 class ModuleCallTest:

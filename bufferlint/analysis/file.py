@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from bufferlint.analysis.classes import ClassCollector, ClassInfo, ValueKind
+from bufferlint.analysis.classes import REGISTRATIONS, ClassCollector, ClassInfo, ValueKind
 from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
@@ -20,18 +21,30 @@ from bufferlint.analysis.tensors import Scope, TensorInference
 class FileAnalysis:
     """The parsed module, its imports, and the facts about each nn.Module subclass in it."""
 
-    def __init__(self, module: cst.Module, filename: str, extra_bases: Iterable[str] = ()) -> None:
+    def __init__(self, module: cst.Module, filename: str, extra_bases: Iterable[str] = (), text: Optional[Union[bytes, str]] = None) -> None:
         self.module = module
         self.filename = filename
+        self._text = text  # the source `module` was parsed from, when the caller has it
         self.imports = ImportMap.from_module(module)
+        self.mentions = Mentions()
         self._helpers = ReturnTypes(module_functions(module))
         self.inference = TensorInference(self.imports, self._helper_returns_tensor)
         self.resolver = ModuleClassResolver(self.imports, extra_bases)
         self.classes: list[ClassInfo] = class_infos(module)
         self.resolver.resolve(self.classes)
-        collector = ClassCollector(self.inference, self.resolver.is_module_call)
+        collector = ClassCollector(self.inference, self.resolver.is_module_call, self.may_mention(*REGISTRATIONS))
         for info in self.module_classes:
             self._collect(info, collector)
+
+    def may_mention(self, *words: str) -> bool:
+        """Whether the file's text holds one of `words` (True when the text is unknown): a name
+        that is not in the text is in no node either, so analyses can skip looking for it."""
+        text = self._text
+        if text is None:
+            return True
+        if isinstance(text, bytes):
+            return any(word.encode() in text for word in words)
+        return any(word in text for word in words)
 
     @property
     def module_classes(self) -> list[ClassInfo]:

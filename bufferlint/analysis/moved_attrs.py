@@ -19,6 +19,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.flow import iter_nodes, self_name
+from bufferlint.analysis.walk import nodes_of
 
 _CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
 _CONTAINER_CALLS = frozenset(("list", "dict", "set", "OrderedDict", "defaultdict"))
@@ -26,8 +27,9 @@ _CONTAINER_CALLS = frozenset(("list", "dict", "set", "OrderedDict", "defaultdict
 _PLACEMENT_ATTRS = frozenset(("device", "dtype", "is_cuda", "get_device"))
 
 
-def not_a_tensor_reason(info: ClassInfo, attr: str) -> Optional[str]:
-    """Why `self.<attr>` cannot be a tensor, or None when it may be one."""
+def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> Optional[str]:
+    """Why `self.<attr>` cannot be a tensor, or None when it may be one; `called` is
+    `called_attributes(info)`, computed once per class."""
     assignments = info.assignments_to(attr)
     if not any(a.kind is ValueKind.TENSOR for a in assignments):
         for assignment in assignments:
@@ -36,12 +38,21 @@ def not_a_tensor_reason(info: ClassInfo, attr: str) -> Optional[str]:
                 isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _CONTAINER_CALLS
             ):
                 return "it holds a container"
+    if attr in called:
+        return "it is called, so it is a module or a function"
+    return None
+
+
+def called_attributes(info: ClassInfo) -> frozenset[str]:
+    """Attributes some method calls: `self.a(x)` or `self.a[k](x)`."""
+    called: set[str] = set()
     for func in info.methods.values():
         me = self_name(func)
-        for node in iter_nodes(func.body):
-            if isinstance(node, cst.Call) and _attr_root(node.func, me) == attr:
-                return "it is called, so it is a module or a function"
-    return None
+        for node in nodes_of(func.body, cst.Call):
+            attr = _attr_root(node.func, me)
+            if attr is not None:
+                called.add(attr)
+    return frozenset(called)
 
 
 def result_dropped(small: cst.BaseSmallStatement, call: cst.Call) -> bool:

@@ -16,11 +16,15 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from bufferlint.analysis import torch_api
+
+if TYPE_CHECKING:
+    from bufferlint.prechecked import Registry
 
 _CLASS_HEADER = re.compile(rb"^[ \t]*class[ \t]+\w+", re.MULTILINE)
 _MAX_ALIAS_HOPS = 8  # re-export chains (`pkg/__init__.py` importing from `pkg/base.py`) are short
@@ -58,12 +62,22 @@ def _package_of(folder: str) -> str:
 
 def index_source(source: bytes, module: str, is_package: bool = False) -> Optional[FileIndex]:
     """The class headers and imports of one file; None when it defines no class or does not parse."""
+    tree = parse_for_index(source)
+    return None if tree is None else index_tree(tree, module, is_package)
+
+
+def parse_for_index(source: bytes) -> Optional[ast.Module]:
     if not _CLASS_HEADER.search(source) and b"import" not in source:
         return None
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
     except (SyntaxError, ValueError):
         return None  # the per-file pass reports parse errors
+
+
+def index_tree(tree: ast.Module, module: str, is_package: bool = False) -> FileIndex:
     index = FileIndex(module)
     package = module if is_package else module.rpartition(".")[0]
     local: dict[str, str] = {}
@@ -217,8 +231,23 @@ class ProjectIndex:
 
 def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> tuple[str, ...]:
     """The names to add to `module_bases` for a run over `paths`; `cache_dir`: reuse file indexes."""
+    return scan_project(paths, extra_bases, cache_dir).bases
+
+
+@dataclass
+class ProjectScan:
+    bases: tuple[str, ...]  # to add to `module_bases`
+    checked: "Registry"  # what the per-file pass need not parse again (see prechecked.py)
+
+
+def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> ProjectScan:
+    """Index every file of the run (one `ast` parse each, or a cache hit), then propagate."""
+    from bufferlint.prechecked import digest, examine
+
     cache = IndexCache.load(cache_dir) if cache_dir is not None else None
+    extra_bases = tuple(extra_bases)
     indexes = []
+    checked: Registry = {}
     for path in paths:
         if not path.endswith((".py", ".pyi")):
             continue
@@ -227,27 +256,31 @@ def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = (), 
                 source = handle.read()
         except OSError:
             continue
-        index = _file_index(source, path, cache)
+        index, tree = _file_index(source, path, cache)
+        if tree is not None:
+            checked[digest(source)] = examine(source, tree, extra_bases)
         if index is not None:
             indexes.append(index)
     if cache is not None:
         cache.save()
     project = ProjectIndex(indexes, extra_bases)
-    return project.base_names()
+    return ProjectScan(project.base_names(), checked)
 
 
-def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> Optional[FileIndex]:
+def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tuple[Optional[FileIndex], Optional[ast.Module]]:
+    """The file's index, and its tree when this call parsed it (not on a cache hit)."""
     module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
     key = IndexCache.key(source, module, is_package) if cache is not None else ""
     if cache is not None and key in cache.entries:
-        return cache.get(key, module)
+        return cache.get(key, module), None
     try:
-        index = index_source(source, module, is_package)
+        tree = parse_for_index(source)
+        index = None if tree is None else index_tree(tree, module, is_package)
     except (RecursionError, MemoryError):
-        return None  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
+        return None, None  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
     if cache is not None:
         cache.put(key, index)
-    return index
+    return index, tree
 
 
 class IndexCache:

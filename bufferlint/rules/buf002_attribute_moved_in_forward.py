@@ -11,7 +11,7 @@ from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import ForwardFacts, calls_in, Move, PathMethod, Site, Target, forward_facts, self_attr_root
 from bufferlint.analysis.hazards import buffer_hazards
-from bufferlint.analysis.moved_attrs import not_a_tensor_reason, result_dropped, self_healing
+from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing
 from bufferlint.fixes.forward import Parents, drop_move_edits
 from bufferlint.fixes.register_buffer import registration_edit
 from bufferlint.model import Applicability, Edit, Finding, Fix
@@ -109,7 +109,7 @@ class AttributeMovedInForward(Rule):
 
 def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
     """Every device move of a plain attribute on the forward path, in source order."""
-    plain = {attr for attr in plain_attributes(facts.info) if not_a_tensor_reason(facts.info, attr) is None}
+    plain: Optional[set[str]] = None  # computed at the first move found: most classes have none
     path = [m.func for m in facts.methods]
     for method in facts.methods:
         for site in method.sites:
@@ -118,11 +118,20 @@ def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
                 if move is None or _to_cpu(move) or result_dropped(site.site.small, call):
                     continue
                 attr = self_attr_root(move.subject, method.self_name)
-                if attr is None or attr not in plain:
+                if attr is None:
+                    continue
+                if plain is None:
+                    plain = _plain_tensor_attributes(facts.info)
+                if attr not in plain:
                     continue
                 if self_healing(facts.info, attr, path, method.func, call):
                     continue  # a cache that re-checks its own device: moved once, not per call
                 yield AttributeMove(attr, method, site, move)
+
+
+def _plain_tensor_attributes(info: ClassInfo) -> set[str]:
+    called = called_attributes(info)
+    return {attr for attr in plain_attributes(info) if not_a_tensor_reason(info, attr, called) is None}
 
 
 def plain_attributes(info: ClassInfo) -> set[str]:

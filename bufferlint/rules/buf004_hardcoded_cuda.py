@@ -106,12 +106,15 @@ class HardcodedCuda(Rule):
                 yield from self._method(analysis, info, facts, func)
 
     def _method(self, analysis: FileAnalysis, info: ClassInfo, facts: ForwardFacts, func: cst.FunctionDef) -> Iterator[Finding]:
-        if self_name(func) is None:
+        # Every pin is a `cuda` name, attribute or string in the method (see `_pin`): a method
+        # that mentions none needs no flow analysis.
+        if self_name(func) is None or not analysis.mentions.mentions(func, "cuda"):
             return
         role, method = _role(facts, func)
-        parents = Parents(func)
+        parents: Optional[Parents] = None
         for site in method.sites:
             for pin in pins(facts, site.site.small, site.state, method):
+                parents = parents or Parents(func)
                 if cuda_on_purpose(pin.call, parents, func, facts.inference.qualify) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
                     continue
                 fix = _fix(facts, info, role, method, pin)

@@ -1,0 +1,67 @@
+"""Files the project pre-pass already parsed with CPython's `ast`, so the per-file pass does not.
+
+The pre-pass (`analysis/project.py`) parses nearly every file to read class headers. From the same
+tree it keeps, per file content, what the per-file pass would otherwise parse the file again for:
+the prefilter's class summary (`prefilter.ClassSummary`) and, for files that will reach libcst,
+whether the nesting guard passed. A file whose content is not known here (an API call, a cached
+index entry, a spawned worker) takes the normal path: this is only a shortcut, never a verdict of
+its own. Keys are content digests, so a file edited between the two passes is simply not known.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional, Union
+
+from bufferlint import prefilter
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    summary: prefilter.ClassSummary
+    shallow: bool  # the nesting guard ran on this tree and passed: libcst may parse it directly
+
+
+Registry = dict[bytes, CheckedFile]
+
+# The registry in effect for this process (set around a run; forked workers inherit it).
+_current: Optional[Registry] = None
+
+
+def digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> CheckedFile:
+    """What the per-file pass needs of a file CPython parsed into `tree`. The nesting guard only
+    runs where the file's own classes may be modules (the files that go on to libcst)."""
+    summary = prefilter.summarize(tree)
+    shallow = False
+    if summary.has_module_class(extra_bases):
+        from bufferlint.source import SourceError, check_nesting  # libcst comes with it: only when needed
+
+        try:
+            check_nesting(tree)
+            shallow = True
+        except SourceError:
+            pass  # the per-file pass reports it
+    return CheckedFile(summary, shallow)
+
+
+@contextlib.contextmanager
+def in_effect(registry: Registry) -> Iterator[None]:
+    global _current
+    previous, _current = _current, registry
+    try:
+        yield
+    finally:
+        _current = previous
+
+
+def recall(data: Union[bytes, str]) -> Optional[CheckedFile]:
+    if _current is None or not isinstance(data, bytes):
+        return None
+    return _current.get(digest(data))
