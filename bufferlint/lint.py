@@ -83,10 +83,18 @@ def check_module(module: cst.Module, filename: str, settings: Settings, text: Op
     raw = [finding for rule in rules for finding in rule().check(analysis)]
     if not raw:
         return []
-    noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(module.code)
+    noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))
     analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
     placed = [f for f in (_place(analysis, f) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
     return sorted(placed, key=lambda f: f.sort_key)
+
+
+def _as_str(module: cst.Module, text: Optional[Source]) -> str:
+    """The source the comments are read from: the text as given (a check may have parsed it with
+    definitions blanked, see pruning.py), else the module printed back."""
+    if text is None:
+        return module.code
+    return text if isinstance(text, str) else text.decode(module.encoding, errors="replace")
 
 
 def _place(analysis: FileAnalysis, finding: Finding) -> Finding:
@@ -110,13 +118,21 @@ def _skipped(data: Source, filename: str, known: Optional[CheckedFile]) -> FileR
     return FileResult(filename)
 
 
-def _opened(data: Source, filename: str, settings: Settings) -> Union[cst.Module, FileResult]:
-    """The parsed module, or the final result when the file is skipped or does not parse."""
+def _opened(data: Source, filename: str, settings: Settings, prune: bool = False) -> Union[cst.Module, FileResult]:
+    """The parsed module, or the final result when the file is skipped or does not parse.
+    `prune` (checks only): parse the file without the definitions no rule reads (pruning.py)."""
     known = prechecked.recall(data)
     if not may_have_findings(data, settings, known):
         return _skipped(data, filename, known)
+    if known is not None and known.shallow:
+        if prune and isinstance(data, bytes):
+            with contextlib.suppress(SourceError):  # the full text below reports any problem
+                return parse(known.for_check(data, settings.module_bases), checked=True)
+        checked = True
+    else:
+        checked = False
     try:
-        return parse(data, checked=known is not None and known.shallow)
+        return parse(data, checked=checked)
     except SourceError as error:
         return FileResult(filename, [error_finding(filename, error)])
 
@@ -161,7 +177,7 @@ def _describe(error: BaseException) -> str:
 
 
 def _check(data: Source, filename: str, settings: Settings) -> FileResult:
-    module = _opened(data, filename, settings)
+    module = _opened(data, filename, settings, prune=True)
     if isinstance(module, FileResult):
         return module
     return FileResult(filename, check_module(module, filename, settings, data))

@@ -17,12 +17,18 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Union
 
 from bufferlint import prefilter
+from bufferlint.pruning import TopDefinition, pruned, top_definitions
 
 
 @dataclass(frozen=True)
 class CheckedFile:
     summary: prefilter.ClassSummary
     shallow: bool  # the nesting guard ran on this tree and passed: libcst may parse it directly
+    definitions: tuple[TopDefinition, ...]  # what a check may blank (pruning.py)
+
+    def for_check(self, data: bytes, extra_bases: Iterable[str]) -> bytes:
+        """The text a check parses: `data` with the definitions no rule can need blanked."""
+        return pruned(data, self.definitions, self.summary, extra_bases)
 
 
 Registry = dict[bytes, CheckedFile]
@@ -48,7 +54,7 @@ def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Checke
             shallow = True
         except SourceError:
             pass  # the per-file pass reports it
-    return CheckedFile(summary, shallow)
+    return CheckedFile(summary, shallow, top_definitions(tree))
 
 
 @contextlib.contextmanager

@@ -97,6 +97,10 @@ class ClassSummary:
         # own, so "some class is a module" is "some class has a module base other than a local class".
         return any(_may_be_module(base, aliases, list(self.stars), extra) for bases in self.bases for base in bases)
 
+    def may_be_module_base(self, written: Optional[str], extra_bases: frozenset[str]) -> bool:
+        """Whether a base written `written` in this file may be an nn.Module (local classes aside)."""
+        return _may_be_module(written, dict(self.aliases), list(self.stars), extra_bases)
+
 
 def summarize(tree: ast.Module) -> ClassSummary:
     bases: list[tuple[Optional[str], ...]] = []
@@ -104,7 +108,7 @@ def summarize(tree: ast.Module) -> ClassSummary:
     stars: list[str] = []
     for node in _statements(tree.body):
         if isinstance(node, ast.ClassDef):
-            bases.append(tuple(_bases(node)))
+            bases.append(tuple(class_bases(node)))
         elif isinstance(node, ast.Import):
             aliases.update(plain_import_bindings(node))
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -138,7 +142,7 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 _BODIES = ("body", "orelse", "finalbody")
 
 
-def _bases(node: ast.ClassDef) -> list[Optional[str]]:
+def class_bases(node: ast.ClassDef) -> list[Optional[str]]:
     names = []
     for base in node.bases:
         if isinstance(base, ast.Starred):

@@ -1,0 +1,109 @@
+"""Checks that skip a second ast parse (prechecked.py) and blank unused definitions (pruning.py)
+find exactly what a full check finds."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from dataclasses import replace
+
+import pytest
+
+from bufferlint import prechecked
+from bufferlint.analysis.project import scan_project
+from bufferlint.cli import main
+from bufferlint.config import Settings
+from bufferlint.lint import check_bytes
+from bufferlint.prefilter import summarize
+from bufferlint.pruning import pruned, top_definitions
+from tests.fixture_cases import Case, all_cases, finding_line
+
+CASES = all_cases()
+PRUNING_FIXTURE = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "pruning" / "helpers_around_modules.py"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_prechecked_and_pruned_check_matches_the_full_check(case: Case) -> None:
+    settings = case.settings()
+    full = [finding_line(f) for f in check_bytes(case.source, case.path.name, settings).findings]
+    scan = scan_project([str(case.path)], settings.module_bases)
+    scanned = replace(settings, module_bases=settings.module_bases + scan.bases)
+    with prechecked.in_effect(scan.checked):
+        assert prechecked.recall(case.source) is not None  # the shortcut is really taken
+        fast = [finding_line(f) for f in check_bytes(case.source, case.path.name, scanned).findings]
+    assert fast == full
+
+
+def _pruned_text(source: bytes) -> bytes:
+    tree = ast.parse(source)
+    return pruned(source, top_definitions(tree), summarize(tree), ())
+
+
+def _blanked_rows(source: bytes) -> list[int]:
+    before, after = source.split(b"\n"), _pruned_text(source).split(b"\n")
+    assert len(before) == len(after)  # every line keeps its number
+    return [row for row, (old, new) in enumerate(zip(before, after), start=1) if old != new]
+
+
+def test_the_fixture_blanks_exactly_the_unused_definitions() -> None:
+    source = PRUNING_FIXTURE.read_bytes()
+    lines = source.split(b"\n")
+    blanked = _blanked_rows(source)
+    starts = [lines[row - 1] for row in blanked if lines[row - 1][:1] not in (b" ", b"")]
+    assert starts == [b"def unused_report(rows: list) -> str:", b"class Config:", b"@torch.no_grad()", b"def decorated_unused(x: torch.Tensor) -> torch.Tensor:"]
+    compile(_pruned_text(source), "pruned", "exec")
+
+
+@pytest.mark.parametrize(
+    "helper, kept",
+    [
+        ("def helper():\n    return 1\n", False),  # named nowhere else
+        ("def helper():\n    import os\n    return os\n", True),  # imports qualify names file-wide
+        ("def helper(m):\n    m.weight.requires_grad = True\n", True),  # BUF008 reads unfreezing anywhere
+        ("def helper():\n    class Local:\n        pass\n", True),  # a class inside
+        ("def hélper():\n    return 1\n", True),  # a name `\\b` cannot delimit
+        ("class Plain:\n    x = 1\n", False),
+        ("class Derived(nn.Module):\n    pass\n", True),  # a module class
+    ],
+)
+def test_what_is_kept(helper: str, kept: bool) -> None:
+    source = f"import torch.nn as nn\n\n{helper}\nclass M(nn.Module):\n    pass\n".encode()
+    assert (_blanked_rows(source) == []) is kept
+
+
+def test_a_used_helper_is_kept() -> None:
+    source = b"import torch\nimport torch.nn as nn\n\ndef make():\n    return torch.ones(3)\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make()\n"
+    assert _blanked_rows(source) == []
+
+
+def test_files_with_carriage_returns_are_left_whole() -> None:
+    source = b"import torch.nn as nn\r\n\r\ndef helper():\r\n    return 1\r\n\r\nclass M(nn.Module):\r\n    pass\r\n"
+    assert _pruned_text(source) is source
+
+
+def test_changed_content_is_not_recalled(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(b"import torch.nn as nn\nclass M(nn.Module):\n    pass\n")
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        assert prechecked.recall(path.read_bytes()) is not None
+        assert prechecked.recall(path.read_bytes() + b"\n") is None
+        assert prechecked.recall(path.read_text()) is None  # text from the API: not scanned
+    assert prechecked.recall(path.read_bytes()) is None  # only in effect around a run
+
+
+def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI (scan, shortcut, pruning) against plain per-file checks with the same project bases."""
+    folder = PRUNING_FIXTURE.parent.parent
+    main(["--no-cache", "-j", "1", "--output-format", "concise", "--select", "ALL", str(folder)])
+    cli_lines = sorted(line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in capsys.readouterr().out.splitlines() if ": BUF" in line)
+    paths = sorted(str(p) for p in folder.rglob("*.py"))
+    settings = Settings(select=("ALL",))
+    settings = replace(settings, module_bases=scan_project(paths).bases)
+    expected = sorted(
+        f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}"
+        for path in paths
+        for f in check_bytes(pathlib.Path(path).read_bytes(), path, settings).findings
+    )
+    assert cli_lines == expected
+    assert len(expected) > 100
