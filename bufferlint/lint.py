@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Optional, Union
+from typing import Callable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
 
@@ -75,10 +75,17 @@ def may_have_findings(data: Source, settings: Settings, known: Optional[CheckedF
     return prefilter.may_have_findings(data, settings.triggers(), settings.module_bases)
 
 
-def check_module(module: cst.Module, filename: str, settings: Settings, text: Optional[Source] = None) -> list[Finding]:
+def check_module(
+    module: cst.Module,
+    filename: str,
+    settings: Settings,
+    text: Optional[Source] = None,
+    functions: Optional[Mapping[str, cst.FunctionDef]] = None,
+) -> list[Finding]:
     """Findings of `module`; `text`, the source it was parsed from, lets rules whose trigger words
-    it lacks be skipped (as the prefilter skips whole files)."""
-    analysis = FileAnalysis(module, filename, settings.module_bases, text)
+    it lacks be skipped (as the prefilter skips whole files); `functions`: top-level functions
+    left out of `module` (pruning.py)."""
+    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions)
     rules = [rule for rule in settings.enabled_rules() if analysis.may_mention(*rule.triggers)]
     raw = [finding for rule in rules for finding in rule().check(analysis)]
     if not raw:
@@ -118,21 +125,28 @@ def _skipped(data: Source, filename: str, known: Optional[CheckedFile]) -> FileR
     return FileResult(filename)
 
 
-def _opened(data: Source, filename: str, settings: Settings, prune: bool = False) -> Union[cst.Module, FileResult]:
+@dataclass
+class _Opened:
+    module: cst.Module
+    functions: Optional[Mapping[str, cst.FunctionDef]] = None  # top-level functions blanked before parsing
+
+
+def _opened(data: Source, filename: str, settings: Settings, prune: bool = False) -> Union[_Opened, FileResult]:
     """The parsed module, or the final result when the file is skipped or does not parse.
-    `prune` (checks only): parse the file without the definitions no rule reads (pruning.py)."""
+    `prune` (checks only): leave out what a check need not parse up front (pruning.py)."""
     known = prechecked.recall(data)
     if not may_have_findings(data, settings, known):
         return _skipped(data, filename, known)
     if known is not None and known.shallow:
         if prune and isinstance(data, bytes):
             with contextlib.suppress(SourceError):  # the full text below reports any problem
-                return parse(known.for_check(data, settings.module_bases), checked=True)
+                part = known.for_check(data, settings.module_bases)
+                return _Opened(parse(part.text, checked=True), part.functions)
         checked = True
     else:
         checked = False
     try:
-        return parse(data, checked=checked)
+        return _Opened(parse(data, checked=checked))
     except SourceError as error:
         return FileResult(filename, [error_finding(filename, error)])
 
@@ -177,10 +191,10 @@ def _describe(error: BaseException) -> str:
 
 
 def _check(data: Source, filename: str, settings: Settings) -> FileResult:
-    module = _opened(data, filename, settings, prune=True)
-    if isinstance(module, FileResult):
-        return module
-    return FileResult(filename, check_module(module, filename, settings, data))
+    opened = _opened(data, filename, settings, prune=True)
+    if isinstance(opened, FileResult):
+        return opened
+    return FileResult(filename, check_module(opened.module, filename, settings, data, opened.functions))
 
 
 class _FixFailed(Exception):
@@ -188,9 +202,10 @@ class _FixFailed(Exception):
 
 
 def _fix(data: Source, filename: str, settings: Settings) -> FileResult:
-    module = _opened(data, filename, settings)
-    if isinstance(module, FileResult):
-        return module
+    opened = _opened(data, filename, settings)
+    if isinstance(opened, FileResult):
+        return opened
+    module = opened.module
     as_text = isinstance(data, str)
     original = module
     try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Union
 
 from bufferlint import prefilter
-from bufferlint.pruning import TopDefinition, pruned, top_definitions
+from bufferlint.pruning import Pruned, TopDefinition, pruned, top_definitions
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class CheckedFile:
     shallow: bool  # the nesting guard ran on this tree and passed: libcst may parse it directly
     definitions: tuple[TopDefinition, ...]  # what a check may blank (pruning.py)
 
-    def for_check(self, data: bytes, extra_bases: Iterable[str]) -> bytes:
-        """The text a check parses: `data` with the definitions no rule can need blanked."""
+    def for_check(self, data: bytes, extra_bases: Iterable[str]) -> Pruned:
+        """What a check parses: `data` with the definitions it need not parse up front blanked."""
         return pruned(data, self.definitions, self.summary, extra_bases)
 
 

@@ -1,5 +1,5 @@
-"""Checks that skip a second ast parse (prechecked.py) and blank unused definitions (pruning.py)
-find exactly what a full check finds."""
+"""Checks that skip a second ast parse (prechecked.py) and blank definitions they need not parse
+up front (pruning.py) find exactly what a full check finds."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from bufferlint.cli import main
 from bufferlint.config import Settings
 from bufferlint.lint import check_bytes
 from bufferlint.prefilter import summarize
-from bufferlint.pruning import pruned, top_definitions
+from bufferlint.pruning import Pruned, pruned, top_definitions
 from tests.fixture_cases import Case, all_cases, finding_line
 
 CASES = all_cases()
@@ -34,51 +34,87 @@ def test_prechecked_and_pruned_check_matches_the_full_check(case: Case) -> None:
     assert fast == full
 
 
-def _pruned_text(source: bytes) -> bytes:
+def _pruned(source: bytes) -> Pruned:
     tree = ast.parse(source)
     return pruned(source, top_definitions(tree), summarize(tree), ())
 
 
 def _blanked_rows(source: bytes) -> list[int]:
-    before, after = source.split(b"\n"), _pruned_text(source).split(b"\n")
+    before, after = source.split(b"\n"), _pruned(source).text.split(b"\n")
     assert len(before) == len(after)  # every line keeps its number
     return [row for row, (old, new) in enumerate(zip(before, after), start=1) if old != new]
 
 
-def test_the_fixture_blanks_exactly_the_unused_definitions() -> None:
+def test_the_fixture_blanks_exactly_the_definitions_it_can() -> None:
     source = PRUNING_FIXTURE.read_bytes()
     lines = source.split(b"\n")
-    blanked = _blanked_rows(source)
-    starts = [lines[row - 1] for row in blanked if lines[row - 1][:1] not in (b" ", b"")]
-    assert starts == [b"def unused_report(rows: list) -> str:", b"class Config:", b"@torch.no_grad()", b"def decorated_unused(x: torch.Tensor) -> torch.Tensor:"]
-    compile(_pruned_text(source), "pruned", "exec")
+    starts = [lines[row - 1] for row in _blanked_rows(source) if lines[row - 1][:1] not in (b" ", b"")]
+    assert starts == [
+        b"def window(n: int) -> torch.Tensor:",
+        b"def unused_report(rows: list) -> str:",
+        b"class Config:",
+        b"@torch.no_grad()",
+        b"def decorated_unused(x: torch.Tensor) -> torch.Tensor:",
+    ]
+    part = _pruned(source)
+    compile(part.text, "pruned", "exec")
+    assert sorted(part.functions) == ["decorated_unused", "unused_report", "window"]
+    assert part.functions["window"].name.value == "window"
+    assert part.functions["decorated_unused"].decorators  # parsed with its decorator line
+    with pytest.raises(KeyError):
+        part.functions["make_block"]  # kept in the text: it holds a class
 
 
 @pytest.mark.parametrize(
-    "helper, kept",
+    "definition, blanked",
     [
-        ("def helper():\n    return 1\n", False),  # named nowhere else
-        ("def helper():\n    import os\n    return os\n", True),  # imports qualify names file-wide
-        ("def helper(m):\n    m.weight.requires_grad = True\n", True),  # BUF008 reads unfreezing anywhere
-        ("def helper():\n    class Local:\n        pass\n", True),  # a class inside
-        ("def hélper():\n    return 1\n", True),  # a name `\\b` cannot delimit
-        ("class Plain:\n    x = 1\n", False),
-        ("class Derived(nn.Module):\n    pass\n", True),  # a module class
+        ("def helper():\n    return 1\n", True),  # functions are parsed when asked for
+        ("def helper():\n    import os\n    return os\n", False),  # imports qualify names file-wide
+        ("def helper(m):\n    m.weight.requires_grad = True\n", False),  # BUF008 reads unfreezing anywhere
+        ("def helper():\n    class Local:\n        pass\n", False),  # a class inside
+        ("def hélper():\n    return 1\n", False),  # a name a bytes `\b` cannot delimit
+        ("def helper():\n    return 1\n\ndef helper():\n    return 2\n", False),  # two of one name
+        ("class Plain:\n    x = 1\n", True),
+        ("class Plain:\n    x = 1\n\nP = Plain\n", False),  # a class named elsewhere
+        ("class Derived(nn.Module):\n    pass\n", False),  # a module class
     ],
 )
-def test_what_is_kept(helper: str, kept: bool) -> None:
-    source = f"import torch.nn as nn\n\n{helper}\nclass M(nn.Module):\n    pass\n".encode()
-    assert (_blanked_rows(source) == []) is kept
+def test_what_is_blanked(definition: str, blanked: bool) -> None:
+    source = f"import torch.nn as nn\n\n{definition}\nclass M(nn.Module):\n    pass\n".encode()
+    assert (_blanked_rows(source) != []) is blanked
 
 
-def test_a_used_helper_is_kept() -> None:
-    source = b"import torch\nimport torch.nn as nn\n\ndef make():\n    return torch.ones(3)\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make()\n"
-    assert _blanked_rows(source) == []
+LATIN1_HELPER = (
+    b"# -*- coding: latin-1 -*-\n"
+    b"import torch\n"
+    b"import torch.nn as nn\n"
+    b"\n"
+    b"def make():\n"
+    b"    '''caf\xe9'''\n"
+    b"    return torch.ones(3)\n"
+    b"\n"
+    b"class M(nn.Module):\n"
+    b"    def __init__(self):\n"
+    b"        super().__init__()\n"
+    b"        self.t = make()\n"
+)
+
+
+def test_a_blanked_helper_still_makes_a_tensor_attribute(tmp_path: pathlib.Path) -> None:
+    part = _pruned(LATIN1_HELPER)
+    assert b"def make" not in part.text
+    assert part.functions["make"].name.value == "make"  # decoded with the file's own encoding
+    path = tmp_path / "m.py"
+    path.write_bytes(LATIN1_HELPER)
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        found = [finding_line(f) for f in check_bytes(LATIN1_HELPER, "m.py", Settings()).findings]
+    assert found == ["12:9: BUF001 [safe] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"]
 
 
 def test_files_with_carriage_returns_are_left_whole() -> None:
     source = b"import torch.nn as nn\r\n\r\ndef helper():\r\n    return 1\r\n\r\nclass M(nn.Module):\r\n    pass\r\n"
-    assert _pruned_text(source) is source
+    assert _pruned(source).text is source
 
 
 def test_changed_content_is_not_recalled(tmp_path: pathlib.Path) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Iterable, Optional, Union
+from collections import ChainMap
+from typing import Iterable, Mapping, Optional, Union
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -21,13 +22,23 @@ from bufferlint.analysis.tensors import Scope, TensorInference
 class FileAnalysis:
     """The parsed module, its imports, and the facts about each nn.Module subclass in it."""
 
-    def __init__(self, module: cst.Module, filename: str, extra_bases: Iterable[str] = (), text: Optional[Union[bytes, str]] = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        filename: str,
+        extra_bases: Iterable[str] = (),
+        text: Optional[Union[bytes, str]] = None,
+        functions: Optional[Mapping[str, cst.FunctionDef]] = None,
+    ) -> None:
         self.module = module
         self.filename = filename
         self._text = text  # the source `module` was parsed from, when the caller has it
         self.imports = ImportMap.from_module(module)
         self.mentions = Mentions()
-        self._helpers = ReturnTypes(module_functions(module))
+        # `functions`: top-level functions a check left out of `module` (pruning.py), looked up
+        # (and parsed) by name only when a call needs to know whether one returns a tensor.
+        helpers = module_functions(module)
+        self._helpers = ReturnTypes(ChainMap(helpers, functions) if functions else helpers)
         self.inference = TensorInference(self.imports, self._helper_returns_tensor)
         self.resolver = ModuleClassResolver(self.imports, extra_bases)
         self.classes: list[ClassInfo] = class_infos(module)

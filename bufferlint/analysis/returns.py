@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import libcst as cst
 
@@ -15,7 +15,7 @@ from bufferlint.analysis.walk import has_node
 class ReturnTypes:
     """Memoised "does calling this function give a tensor?" for functions of one file."""
 
-    def __init__(self, functions: dict[str, cst.FunctionDef]) -> None:
+    def __init__(self, functions: Mapping[str, cst.FunctionDef]) -> None:
         self.functions = functions
         self._memo: dict[int, bool] = {}
 
