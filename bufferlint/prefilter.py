@@ -16,6 +16,7 @@ it is handed to the normal path, which reports the error.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ class ClassSummary:
     def has_module_class(self, extra_bases: Iterable[str] = ()) -> bool:
         if not self.bases:
             return False
-        aliases, extra = dict(self.aliases), frozenset(extra_bases)
+        aliases, extra = dict(self.aliases), _frozen(tuple(extra_bases))
         # A same-file chain (class B(A), A a module) starts at a class with a module base of its
         # own, so "some class is a module" is "some class has a module base other than a local class".
         return any(_may_be_module(base, aliases, list(self.stars), extra) for bases in self.bases for base in bases)
@@ -100,6 +101,11 @@ class ClassSummary:
     def may_be_module_base(self, written: Optional[str], extra_bases: frozenset[str]) -> bool:
         """Whether a base written `written` in this file may be an nn.Module (local classes aside)."""
         return _may_be_module(written, dict(self.aliases), list(self.stars), extra_bases)
+
+
+@functools.lru_cache(maxsize=16)
+def _frozen(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(names)  # asked once per file with the same (often long) tuple of bases
 
 
 def summarize(tree: ast.Module) -> ClassSummary:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Container, Iterator, Optional
 
 import libcst as cst
 
@@ -156,17 +156,22 @@ class ClassCollector:
             elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
                 info.class_attrs.setdefault(small.target.value, []).append(small.value)
 
-    def collect_methods(self, info: ClassInfo, tensor_attrs: frozenset[str], tensor_methods: frozenset[str]) -> None:
-        """Scan every method body; `tensor_attrs` come from an earlier pass over the class."""
+    def collect_methods(
+        self, info: ClassInfo, tensor_attrs: frozenset[str], tensor_methods: Container[str], again: bool = False
+    ) -> None:
+        """Scan every method body; `tensor_attrs` come from an earlier pass over the class.
+        `again`: a second pass, which only re-classifies assignments (deletions and registrations
+        do not depend on what the first pass learned)."""
         info.assignments.clear()
-        info.register_buffer_calls.clear()
-        info.registered_parameters.clear()
-        info.deleted.clear()
+        if not again:
+            info.register_buffer_calls.clear()
+            info.registered_parameters.clear()
+            info.deleted.clear()
         for func in _all_methods(info.node):
-            self._scan_method(info, func, tensor_attrs, tensor_methods)
+            self._scan_method(info, func, tensor_attrs, tensor_methods, again)
 
     def _scan_method(
-        self, info: ClassInfo, func: cst.FunctionDef, tensor_attrs: frozenset[str], tensor_methods: frozenset[str]
+        self, info: ClassInfo, func: cst.FunctionDef, tensor_attrs: frozenset[str], tensor_methods: Container[str], again: bool
     ) -> None:
         scope = Scope(self_name(func), tensor_params(func, self.inference), tensor_attrs, tensor_methods)
         if scope.self_name is None:
@@ -175,9 +180,11 @@ class ClassCollector:
         if is_init:
             info.super_init_index, info.super_init_line = _super_init_position(func)
         for site in iter_sites(func):
-            self._scan_site(info, func, site, scope, is_init)
+            self._scan_site(info, func, site, scope, is_init, again)
 
-    def _scan_site(self, info: ClassInfo, func: cst.FunctionDef, site: StatementSite, scope: Scope, is_init: bool) -> None:
+    def _scan_site(
+        self, info: ClassInfo, func: cst.FunctionDef, site: StatementSite, scope: Scope, is_init: bool, again: bool
+    ) -> None:
         small = site.small
         before_super = is_init and (info.super_init_index is None or site.top_index < info.super_init_index)
         for target, value, augmented in _assignment_parts(small):
@@ -188,6 +195,8 @@ class ClassCollector:
                 assignment.kind = self.classify(value, scope) if value is not None else ValueKind.OTHER
                 info.assignments.append(assignment)
         track_locals(small, scope, self.inference)
+        if again:
+            return
         if isinstance(small, cst.Del):
             for name in _deleted_attrs(small.target, scope, self.inference):
                 info.deleted.add(name)

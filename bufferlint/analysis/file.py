@@ -16,7 +16,7 @@ from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
 from bufferlint.analysis.returns import ReturnTypes, module_functions
-from bufferlint.analysis.tensors import Scope, TensorInference
+from bufferlint.analysis.tensors import LazyNames, Scope, TensorInference
 
 
 class FileAnalysis:
@@ -79,10 +79,10 @@ class FileAnalysis:
         def scope_for(func: cst.FunctionDef) -> Scope:
             return Scope(self_name(func), set(), tensor_attrs, frozenset())
 
-        tensor_methods = frozenset(
-            name for name in info.methods if methods.returns_tensor(name, self.inference, scope_for)
-        )
-        collector.collect_methods(info, tensor_attrs, tensor_methods)
+        # Asked only for the methods some value calls: each verdict stands alone (a method's own
+        # returns are judged without other methods' verdicts), so the order of asking is free.
+        tensor_methods = LazyNames(lambda name: methods.returns_tensor(name, self.inference, scope_for))
+        collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)
 
     @cached_property
     def _positions(self) -> NodePositions:
