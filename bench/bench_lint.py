@@ -24,7 +24,10 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
+
+if TYPE_CHECKING:
+    from bufferlint.config import Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -104,14 +107,14 @@ def phase_prefilter(list_file: str, jobs: int) -> None:
 def _dropped_with_findings(path: str) -> Optional[tuple[str, int]]:
     """For a file the prefilter drops (default rules, or every rule), its findings without it."""
     from bufferlint.config import Settings
-    from bufferlint.lint import check_module, may_have_findings
+    from bufferlint.lint import check_module
     from bufferlint.source import SourceError, parse
 
     every_rule, default = Settings(select=("ALL",)), Settings()
     with open(path, "rb") as handle:
         data = handle.read()
-    dropped_all = not may_have_findings(data, every_rule)
-    dropped_default = not may_have_findings(data, default)
+    dropped_all = _dropped(data, every_rule)
+    dropped_default = _dropped(data, default)
     if not (dropped_all or dropped_default):
         return None
     try:
@@ -122,6 +125,18 @@ def _dropped_with_findings(path: str) -> Optional[tuple[str, int]]:
     enabled = {rule.code for rule in default.enabled_rules()}
     missed = [f for f in findings if dropped_all or f.code in enabled]
     return (path, len(missed))
+
+
+def _dropped(data: bytes, settings: "Settings") -> bool:
+    """Dropped by either gate: the one of a plain file check (which passes `class X(...Module...)`
+    on sight) or the one of a CLI run, where the project scan's ast summary decides."""
+    from bufferlint.lint import may_have_findings
+    from bufferlint.prechecked import examine
+    from bufferlint.prefilter import parse_quietly
+
+    tree = parse_quietly(data)
+    known = examine(data, tree, settings.module_bases) if tree is not None else None
+    return not may_have_findings(data, settings) or not may_have_findings(data, settings, known)
 
 
 def _read_list(list_file: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Optional
 import pytest
 
 from bench.synth import generate
-from bufferlint import prefilter
+from bufferlint import prechecked, prefilter
 from bufferlint.config import Settings
 from bufferlint.lint import check_bytes, check_module, error_finding, may_have_findings
 from bufferlint.model import Finding
@@ -53,6 +53,10 @@ def test_synthetic_corpus_identical_without_prefilter() -> None:
         total_findings += len(expected)
         dropped += not may_have_findings(data, EVERY_RULE)
         assert lines(check_bytes(data, name, EVERY_RULE).findings) == expected, name
+        tree = prefilter.parse_quietly(data)
+        if tree is not None:  # the gate of a CLI run: the project scan's summary (prechecked.py)
+            with prechecked.in_effect({prechecked.digest(data): prechecked.examine(data, tree, ())}):
+                assert lines(check_bytes(data, name, EVERY_RULE).findings) == expected, name
     assert total_findings > 100 and dropped > 20  # the corpus exercises both sides of the filter
 
 

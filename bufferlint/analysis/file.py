@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cached_property
-from collections import ChainMap
 from typing import Iterable, Mapping, Optional, Union
 
 import libcst as cst
@@ -37,8 +36,7 @@ class FileAnalysis:
         self.mentions = Mentions()
         # `functions`: top-level functions a check left out of `module` (pruning.py), looked up
         # (and parsed) by name only when a call needs to know whether one returns a tensor.
-        helpers = module_functions(module)
-        self._helpers = ReturnTypes(ChainMap(helpers, functions) if functions else helpers)
+        self._helpers = ReturnTypes(module_functions(module), functions or {})
         self.inference = TensorInference(self.imports, self._helper_returns_tensor)
         self.resolver = ModuleClassResolver(self.imports, extra_bases)
         self.classes: list[ClassInfo] = class_infos(module)

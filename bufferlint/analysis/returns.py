@@ -15,12 +15,13 @@ from bufferlint.analysis.walk import has_node
 class ReturnTypes:
     """Memoised "does calling this function give a tensor?" for functions of one file."""
 
-    def __init__(self, functions: Mapping[str, cst.FunctionDef]) -> None:
+    def __init__(self, functions: Mapping[str, cst.FunctionDef], blanked: Mapping[str, cst.FunctionDef] = {}) -> None:
         self.functions = functions
+        self.blanked = blanked  # functions a check left out of the tree, parsed on lookup (pruning.py)
         self._memo: dict[int, bool] = {}
 
     def returns_tensor(self, name: str, inference: TensorInference, scope_for: Callable[[cst.FunctionDef], Scope]) -> bool:
-        func = self.functions.get(name)
+        func = self.functions.get(name) or self.blanked.get(name)
         if func is None:
             return False
         key = id(func)

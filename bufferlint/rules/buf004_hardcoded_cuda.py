@@ -101,15 +101,15 @@ class HardcodedCuda(Rule):
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         for info in analysis.module_classes:
-            facts = forward_facts(analysis, info)
             for func in info.methods.values():
-                yield from self._method(analysis, info, facts, func)
+                yield from self._method(analysis, info, func)
 
-    def _method(self, analysis: FileAnalysis, info: ClassInfo, facts: ForwardFacts, func: cst.FunctionDef) -> Iterator[Finding]:
+    def _method(self, analysis: FileAnalysis, info: ClassInfo, func: cst.FunctionDef) -> Iterator[Finding]:
         # Every pin is a `cuda` name, attribute or string in the method (see `_pin`): a method
         # that mentions none needs no flow analysis.
         if self_name(func) is None or not analysis.mentions.mentions(func, "cuda"):
             return
+        facts = forward_facts(analysis, info)  # once per class (shared with the other forward rules)
         role, method = _role(facts, func)
         parents: Optional[Parents] = None
         for site in method.sites:
