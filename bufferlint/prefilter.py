@@ -4,7 +4,7 @@ Every rule reports on `analysis.module_classes` only (the nn.Module subclasses o
 file without one has no finding. Two gates, each a necessary condition:
 
 1. text: the file contains one of the enabled rules' trigger words (`Rule.triggers`);
-2. syntax: CPython's own parser (`ast`, ~13x faster than libcst) finds a class that may be a
+2. syntax: CPython's own parser (`ast`, ~10x faster than libcst) finds a class that may be a
    module. The test mirrors `analysis/modules.py` and errs on the side of "may": a base counts when
    its qualified name could be a module base through any star import, not only the first one.
 
