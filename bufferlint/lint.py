@@ -70,8 +70,9 @@ def may_have_findings(data: Source, settings: Settings, known: Optional[CheckedF
     """The prefilter: a trigger word of an enabled rule, and a class that may be an nn.Module
     (checked on CPython's ast, see prefilter.py). A file CPython rejects goes on, to be reported.
     `known`: the pre-pass already summarised this file's classes (prechecked.py)."""
-    if known is not None:  # the class test first: it reads no text
-        return known.summary.has_module_class(settings.module_bases) and prefilter.text_gate(data, settings.triggers())
+    if known is not None:  # the class test first: it reads no text (the regex is the plain path's shortcut)
+        may_be = known.summary.has_module_class(settings.module_bases) or prefilter.likely_module(data)
+        return may_be and prefilter.text_gate(data, settings.triggers())
     return prefilter.may_have_findings(data, settings.triggers(), settings.module_bases)
 
 
@@ -82,12 +83,11 @@ def check_module(
     text: Optional[Source] = None,
     functions: Optional[Mapping[str, cst.FunctionDef]] = None,
 ) -> list[Finding]:
-    """Findings of `module`; `text`, the source it was parsed from, lets rules whose trigger words
-    it lacks be skipped (as the prefilter skips whole files); `functions`: top-level functions
-    left out of `module` (pruning.py)."""
+    """Findings of `module`; `text`: the source it was parsed from (comments are read from it, and
+    analyses skip looking for names it lacks); `functions`: top-level functions left out of
+    `module` (pruning.py)."""
     analysis = FileAnalysis(module, filename, settings.module_bases, text, functions)
-    rules = [rule for rule in settings.enabled_rules() if analysis.may_mention(*rule.triggers)]
-    raw = [finding for rule in rules for finding in rule().check(analysis)]
+    raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
     if not raw:
         return []
     noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))

@@ -41,14 +41,19 @@ def digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> CheckedFile:
-    """What the per-file pass needs of a file CPython parsed into `tree`. The nesting guard only
-    runs where the file's own classes may be modules (the files that go on to libcst)."""
+def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Optional[CheckedFile]:
+    """What the per-file pass needs of a file CPython parsed into `tree`, or None when the
+    per-file pass would still reject it. The nesting guard only runs where the file's own classes
+    may be modules (the files that go on to libcst)."""
+    from bufferlint.source import SourceError, check_nesting, decode
+
+    try:
+        decode(data)  # CPython's parser accepts a few files that reading them as text does not
+    except SourceError:
+        return None
     summary = prefilter.summarize(tree)
     shallow = False
     if summary.has_module_class(extra_bases):
-        from bufferlint.source import SourceError, check_nesting  # libcst comes with it: only when needed
-
         try:
             check_nesting(tree)
             shallow = True

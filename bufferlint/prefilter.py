@@ -43,14 +43,19 @@ def may_have_findings(data: Source, triggers: Iterable[str], extra_bases: Iterab
     global _last_valid
     if not text_gate(data, triggers):
         return False
-    likely = _LIKELY_MODULE_BYTES if isinstance(data, bytes) else _LIKELY_MODULE
-    if likely.search(data):  # type: ignore[arg-type]
+    if likely_module(data):
         return True
     tree = parse_quietly(data)
     if tree is None:
         return True  # the normal path parses it again and reports the error
     _last_valid = data
     return has_module_class(tree, extra_bases)
+
+
+def likely_module(data: Source) -> bool:
+    """`class X(...Module...)` somewhere in the text (see `_LIKELY_MODULE`)."""
+    likely = _LIKELY_MODULE_BYTES if isinstance(data, bytes) else _LIKELY_MODULE
+    return likely.search(data) is not None  # type: ignore[arg-type]
 
 
 def known_valid(data: Source) -> bool:
@@ -83,24 +88,47 @@ def has_module_class(tree: ast.Module, extra_bases: Iterable[str] = ()) -> bool:
 
 @dataclass(frozen=True)
 class ClassSummary:
-    """What the ast gate reads of a file: each class's bases as written, and the imports that
-    qualify them. Small, so a pre-pass can keep one per file (see `CheckedFile`)."""
+    """What the ast gate reads of a file: every class (nested ones too) with its bases as written,
+    and every import binding that may qualify them. Small, so a pre-pass can keep one per file
+    (see `CheckedFile`)."""
 
-    bases: tuple[tuple[Optional[str], ...], ...]
-    aliases: tuple[tuple[str, str], ...]
+    classes: tuple[tuple[str, tuple[Optional[str], ...]], ...]
+    aliases: tuple[tuple[str, str], ...]  # every binding of a name, not only the last: see below
     stars: tuple[str, ...]
 
     def has_module_class(self, extra_bases: Iterable[str] = ()) -> bool:
-        if not self.bases:
+        if not self.classes:
             return False
-        aliases, extra = dict(self.aliases), _frozen(tuple(extra_bases))
+        extra = _frozen(tuple(extra_bases))
         # A same-file chain (class B(A), A a module) starts at a class with a module base of its
         # own, so "some class is a module" is "some class has a module base other than a local class".
-        return any(_may_be_module(base, aliases, list(self.stars), extra) for bases in self.bases for base in bases)
+        return any(self.may_be_module_base(base, extra) for _, bases in self.classes for base in bases)
 
     def may_be_module_base(self, written: Optional[str], extra_bases: frozenset[str]) -> bool:
-        """Whether a base written `written` in this file may be an nn.Module (local classes aside)."""
-        return _may_be_module(written, dict(self.aliases), list(self.stars), extra_bases)
+        """Whether a base written `written` in this file may be an nn.Module (local classes aside).
+        A name bound twice (`if x: import a.nn as nn` / `else: import torch.nn as nn`) may be
+        either: which one libcst's analysis settles on depends on statement order, so both count."""
+        return _may_be_module(written, self._bindings, self.stars, extra_bases)
+
+    def module_class_names(self, extra_bases: Iterable[str]) -> set[str]:
+        """Names of the classes that may be modules, following same-file chains."""
+        extra = _frozen(tuple(extra_bases))
+        modules: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, bases in self.classes:
+                if name not in modules and any(b in modules or self.may_be_module_base(b, extra) for b in bases):
+                    modules.add(name)
+                    changed = True
+        return modules
+
+    @functools.cached_property
+    def _bindings(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for name, target in self.aliases:
+            found.setdefault(name, []).append(target)
+        return found
 
 
 @functools.lru_cache(maxsize=16)
@@ -109,21 +137,21 @@ def _frozen(names: tuple[str, ...]) -> frozenset[str]:
 
 
 def summarize(tree: ast.Module) -> ClassSummary:
-    bases: list[tuple[Optional[str], ...]] = []
-    aliases: dict[str, str] = {}
+    classes: list[tuple[str, tuple[Optional[str], ...]]] = []
+    aliases: list[tuple[str, str]] = []
     stars: list[str] = []
     for node in _statements(tree.body):
         if isinstance(node, ast.ClassDef):
-            bases.append(tuple(class_bases(node)))
+            classes.append((node.name, tuple(class_bases(node))))
         elif isinstance(node, ast.Import):
-            aliases.update(plain_import_bindings(node))
+            aliases.extend(plain_import_bindings(node).items())
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             for alias in node.names:
                 if alias.name == "*":
                     stars.append(node.module)
                 else:
-                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return ClassSummary(tuple(bases), tuple(aliases.items()), tuple(stars))
+                    aliases.append((alias.asname or alias.name, f"{node.module}.{alias.name}"))
+    return ClassSummary(tuple(classes), tuple(dict.fromkeys(aliases)), tuple(stars))
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -168,16 +196,12 @@ def _dotted(node: ast.expr) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def _may_be_module(written: Optional[str], aliases: dict[str, str], stars: list[str], extra: frozenset[str]) -> bool:
+def _may_be_module(written: Optional[str], aliases: dict[str, list[str]], stars: Iterable[str], extra: frozenset[str]) -> bool:
     if written is None:
         return False
     head, _, rest = written.partition(".")
-    candidates = []
-    target = aliases.get(head)
-    if target is not None:
-        candidates.append(f"{target}.{rest}" if rest else target)
-    else:
-        candidates.extend(f"{module}.{written}" for module in stars)
+    candidates = [f"{target}.{rest}" if rest else target for target in aliases.get(head, ())]
+    candidates.extend(f"{module}.{written}" for module in stars)
     if any(torch_api.is_module_base(q) for q in candidates):
         return True
     return bool(extra) and (written in extra or any(q in extra for q in candidates))

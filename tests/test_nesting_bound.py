@@ -79,3 +79,12 @@ def test_a_deep_statement_inside_a_class_is_reported_at_its_line() -> None:
     with pytest.raises(SourceError) as caught:
         check_nesting(ast.parse(source))
     assert caught.value.row == 4
+
+
+def test_a_deep_decorator_over_a_one_line_def_is_reported() -> None:
+    """A decorator sits on its own line, outside the one-line `def` it decorates."""
+    deep = " and ".join(["a"] * (MAX_NESTING + 50))
+    source = f"class M:\n    @torch.no_grad({deep})\n    def g(self): pass\n"
+    with pytest.raises(SourceError) as caught:
+        check_nesting(ast.parse(source))
+    assert caught.value.row == 2

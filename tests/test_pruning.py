@@ -143,3 +143,94 @@ def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str])
     )
     assert cli_lines == expected
     assert len(expected) > 100
+
+
+# Sources where a shortcut once disagreed with the full check (a review of the change found them).
+TRICKY = {
+    "base-class-inside-with": (
+        "import warnings\n\nimport torch\nfrom torch import nn\n\nwith warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n\n    class Base(nn.Module):\n        pass\n\n\n"
+        "class M(Base):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(3)\n"
+    ),
+    "name-bound-twice": (
+        "import os\n\nimport torch\n\nif os.environ.get('X'):\n    import oneflow.nn as nn\nelse:\n"
+        "    import torch.nn as nn\n\n\nclass Other(torch.nn.Module):\n    pass\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(3)\n"
+    ),
+    "helper-ends-in-backslash": (
+        "import torch\nfrom torch import nn\n\n\ndef make(n):\n    return torch.zeros(n) \\\n# comment\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make(3)\n"
+    ),
+    "backslash-line-before-helper": (
+        "import torch\nfrom torch import nn\n\\\ndef make(n):\n    return torch.zeros(n)\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make(3)\n"
+    ),
+    "nfkc-helper-name": (
+        "import torch\nfrom torch import nn\n\n\ndef \uff4dake(n):\n    return torch.zeros(n)\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = \uff4dake(3)\n"
+    ),
+    "nfkc-mixin-name": (
+        "import torch\nfrom torch import nn\n\n\nclass \uff2dixin:\n    pass\n\n\n"
+        "class M(\uff2dixin, nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.t = torch.arange(3)\n        self.n = int(self.t.sum())\n\n    def forward(self, x):\n        return x * self.n\n"
+    ),
+    "mutually-recursive-helpers": (
+        "import torch\nfrom torch import nn\n\n\ndef f(n):\n    if n:\n        return torch.zeros(3)\n    return g(n)\n\n\n"
+        "def g(n):\n    return f(n) + torch.ones(1)\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.a = self.second()\n        self.b = self.first()\n\n"
+        "    def first(self):\n        return g(0)\n\n    def second(self):\n        return f(1)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_sources_give_the_full_checks_findings(name: str, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "case.py"
+    path.write_text(TRICKY[name], encoding="utf-8")
+    data = path.read_bytes()
+    settings = Settings(select=("ALL",))
+    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        fast = [finding_line(f) for f in check_bytes(data, "case.py", replace(settings, module_bases=scan.bases)).findings]
+    assert fast == full
+    assert full or name == "nfkc-mixin-name"  # there a shortcut once added a finding
+
+
+def test_utf7_imports_inside_a_helper_are_kept(tmp_path: pathlib.Path) -> None:
+    """In UTF-7 `import` may be spelled `+AGk-mport`: such files are not pruned."""
+    source = (
+        b"# -*- coding: utf-7 -*-\ndef _setup():\n    global torch, nn\n    +AGk-mport torch\n"
+        b"    from torch +AGk-mport nn\n\n\n_setup()\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        b"        super().__init__()\n        self.t = torch.zeros(3)\n"
+    )
+    assert _pruned(source).text is source
+    path = tmp_path / "case.py"
+    path.write_bytes(source)
+    scan = scan_project([str(path)])
+    full = [finding_line(f) for f in check_bytes(source, "case.py", Settings()).findings]
+    with prechecked.in_effect(scan.checked):
+        assert [finding_line(f) for f in check_bytes(source, "case.py", Settings()).findings] == full
+    assert full
+
+
+def test_a_file_the_text_cannot_decode_is_still_reported(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CPython parses a latin-1 byte on line 1 when the cookie is on line 2; reading it as text
+    fails, and the full check reports that: the scan must not vouch for the file."""
+    path = tmp_path / "a.py"
+    path.write_bytes(b"#\xe9\n# -*- coding: latin-1 -*-\nimport os\n")
+    assert main(["--no-cache", "-j", "1", "--output-format", "concise", str(path)]) == 1
+    assert "a.py:1:2: BUF999 cannot decode source as utf-8: invalid byte 0xe9" in capsys.readouterr().out
+
+
+def test_a_subclass_of_a_project_base_without_torch_in_its_file(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "base.py").write_text("import torch.nn as nn\n\n\nclass Base(nn.Module):\n    pass\n")
+    (tmp_path / "helpers.py").write_text("def make_mask():\n    return None\n")
+    (tmp_path / "model.py").write_text(
+        "from base import Base\nfrom helpers import make_mask\n\n\nclass M(Base):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.mask = make_mask()\n\n    def forward(self, x):\n"
+        "        m = self.mask.to(x.device)\n        return x * m\n"
+    )
+    main(["--no-cache", "-j", "1", "--output-format", "concise", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "model.py:11:13: BUF002" in out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Container, Iterator, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -157,7 +157,7 @@ class ClassCollector:
                 info.class_attrs.setdefault(small.target.value, []).append(small.value)
 
     def collect_methods(
-        self, info: ClassInfo, tensor_attrs: frozenset[str], tensor_methods: Container[str], again: bool = False
+        self, info: ClassInfo, tensor_attrs: frozenset[str], tensor_methods: frozenset[str], again: bool = False
     ) -> None:
         """Scan every method body; `tensor_attrs` come from an earlier pass over the class.
         `again`: a second pass, which only re-classifies assignments (deletions and registrations
@@ -171,7 +171,7 @@ class ClassCollector:
             self._scan_method(info, func, tensor_attrs, tensor_methods, again)
 
     def _scan_method(
-        self, info: ClassInfo, func: cst.FunctionDef, tensor_attrs: frozenset[str], tensor_methods: Container[str], again: bool
+        self, info: ClassInfo, func: cst.FunctionDef, tensor_attrs: frozenset[str], tensor_methods: frozenset[str], again: bool
     ) -> None:
         scope = Scope(self_name(func), tensor_params(func, self.inference), tensor_attrs, tensor_methods)
         if scope.self_name is None:

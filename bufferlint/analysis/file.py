@@ -14,8 +14,9 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
+from bufferlint.source import ascii_spelled
 from bufferlint.analysis.returns import ReturnTypes, module_functions
-from bufferlint.analysis.tensors import LazyNames, Scope, TensorInference
+from bufferlint.analysis.tensors import Scope, TensorInference
 
 
 class FileAnalysis:
@@ -52,6 +53,8 @@ class FileAnalysis:
         if text is None:
             return True
         if isinstance(text, bytes):
+            if not ascii_spelled(self.module.encoding):
+                return True  # in UTF-7, say, a name need not be spelled with its ASCII bytes
             return any(word.encode() in text for word in words)
         return any(word in text for word in words)
 
@@ -77,9 +80,11 @@ class FileAnalysis:
         def scope_for(func: cst.FunctionDef) -> Scope:
             return Scope(self_name(func), set(), tensor_attrs, frozenset())
 
-        # Asked only for the methods some value calls: each verdict stands alone (a method's own
-        # returns are judged without other methods' verdicts), so the order of asking is free.
-        tensor_methods = LazyNames(lambda name: methods.returns_tensor(name, self.inference, scope_for))
+        # All of them, in order: a verdict may consult the file's helpers, whose memo (and its
+        # recursion guard) makes answers depend on the order of asking.
+        tensor_methods = frozenset(
+            name for name in info.methods if methods.returns_tensor(name, self.inference, scope_for)
+        )
         collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)
 
     @cached_property

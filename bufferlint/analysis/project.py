@@ -257,8 +257,9 @@ def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_di
         except OSError:
             continue
         index, tree = _file_index(source, path, cache)
-        if tree is not None:
-            checked[digest(source)] = examine(source, tree, extra_bases)
+        known = examine(source, tree, extra_bases) if tree is not None else None
+        if known is not None:
+            checked[digest(source)] = known
         if index is not None:
             indexes.append(index)
     if cache is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Container, Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 import libcst as cst
 
@@ -18,7 +18,7 @@ class Scope:
     self_name: Optional[str] = None
     tensor_locals: set[str] = field(default_factory=set)
     tensor_attrs: frozenset[str] = frozenset()
-    tensor_methods: Container[str] = frozenset()  # `in` is all that is asked of it
+    tensor_methods: frozenset[str] = frozenset()
 
     def child(self) -> "Scope":
         return Scope(self.self_name, set(self.tensor_locals), self.tensor_attrs, self.tensor_methods)
@@ -34,22 +34,6 @@ def positional_count(call: cst.Call) -> int:
 
 _SUBMODULE_PARAMETERS = frozenset(("weight", "bias"))
 _COMPARISON_NOT_TENSOR = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
-
-
-class LazyNames(Container[str]):
-    """Names answered by `test`, each asked at most once (membership is all that is needed)."""
-
-    def __init__(self, test: Callable[[str], bool]) -> None:
-        self._test = test
-        self._known: dict[str, bool] = {}
-
-    def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        known = self._known.get(name)
-        if known is None:
-            known = self._known[name] = self._test(name)
-        return known
 
 
 class TensorInference:
