@@ -3,10 +3,15 @@
 libcst's parse is most of a check's cost, and a good part of the bytes of files that hold module
 classes are helpers and plain classes. When checking (never when fixing), a top-level `def` or
 `class` is replaced by empty lines, so every other line keeps its number and every finding its
-position. Never blanked: a class that may be an nn.Module (the prefilter's test, with same-file
-chains), anything holding another class (a module class defined inside a function is still one),
-an `import` (imports anywhere in the file qualify names everywhere) or `requires_grad` (BUF008
-looks for unfreezing anywhere in the file).
+position. Never blanked:
+- a class that may be an nn.Module: the prefilter's test over every class of the file, nested
+  ones included, with same-file chains, and every binding of a name that is imported twice;
+- anything holding another class (a module class defined inside a function is still one), an
+  `import` (imports anywhere in the file qualify names everywhere) or `requires_grad` (BUF008
+  looks for unfreezing anywhere in the file);
+- a definition whose header does not spell CPython's name for it (NFKC-normalised identifiers),
+  or that a backslash continuation joins to the line before or after;
+- anything in a file with CR line ends or an encoding that does not write ASCII as ASCII bytes.
 
 - A plain class is blanked when its name appears nowhere else in the file (a base class or a
   constructed class is named where it is used).
@@ -15,9 +20,10 @@ looks for unfreezing anywhere in the file).
   blanked functions are handed over as `BlankedFunctions`, which parses one the first time it is
   asked for (unless two top-level functions share the name: then both stay).
 
-`tests/test_pruning.py` compares pruned and full checks on every fixture and through the CLI;
-over 17 real repositories (4,142 files) findings and `--fix --diff` output are byte-identical.
-On 527 files of 7 repositories libcst's parse takes 8.6 s instead of 11.2 s.
+`tests/test_pruning.py` compares pruned and full checks on every fixture, on sources a review
+found tricky, and through the CLI; over 17 real repositories (4,142 files) findings and
+`--fix --diff` output are byte-identical. On 527 files of 7 repositories libcst's parse takes
+8.6 s instead of 11.2 s.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ class TopDefinition:
     last: int
     name: str
     bases: Optional[tuple[Optional[str], ...]]  # None for a function
+    header: tuple[int, int] = (0, 0)  # row and byte column of its `def`/`class` (or `async`)
 
 
 def top_definitions(tree: ast.Module) -> tuple[TopDefinition, ...]:
@@ -57,7 +64,7 @@ def top_definitions(tree: ast.Module) -> tuple[TopDefinition, ...]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.end_lineno is not None:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             bases = tuple(class_bases(node)) if isinstance(node, ast.ClassDef) else None
-            found.append(TopDefinition(first, node.end_lineno, node.name, bases))
+            found.append(TopDefinition(first, node.end_lineno, node.name, bases, (node.lineno, node.col_offset)))
     return tuple(found)
 
 
@@ -141,9 +148,12 @@ def _parse_function(data: bytes, begin: int, end: int) -> cst.FunctionDef:
 def _needed(data: bytes, starts: list[int], definition: TopDefinition) -> bool:
     """Whether the definition stays in the text a check parses (see the module docstring)."""
     begin, end = starts[definition.first - 1], _line_end(starts, definition.last)
-    keyword = rb"class" if definition.bases is not None else rb"def"
-    header = re.compile(rb"\b" + keyword + rb"[ \t]+" + re.escape(definition.name.encode()) + rb"\b")
-    if not definition.name.isascii() or header.search(data, begin, end) is None:
+    if definition.first <= 2:
+        return True  # blanking line 1 would put a coding cookie on line 2 in force
+    keyword = rb"class" if definition.bases is not None else rb"(?:async[ \t]+)?def"
+    header = re.compile(keyword + rb"[ \t]+" + re.escape(definition.name.encode()) + rb"\b")
+    row, column = definition.header
+    if not definition.name.isascii() or header.match(data, starts[row - 1] + column) is None:
         return True  # written otherwise than CPython's (NFKC-normalised) name, or `\b` cannot tell
     if _continues(data, starts, definition.first - 1) or _continues(data, starts, definition.last):
         return True  # a backslash joins it to the line before, or the line after to it

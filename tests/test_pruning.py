@@ -174,6 +174,16 @@ TRICKY = {
         "class M(\uff2dixin, nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.t = torch.arange(3)\n        self.n = int(self.t.sum())\n\n    def forward(self, x):\n        return x * self.n\n"
     ),
+    "nfkc-name-spelled-plainly-in-a-comment": (
+        "import torch\nfrom torch import nn\n\n\ndef \uff48elper(n):\n    # def helper\n    return torch.zeros(n)\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.ones(2)\n"
+        "        self.u = helper(3)\n"
+    ),
+    "cookie-on-line-two-after-a-one-line-def": (
+        "def f(): return 1\n# -*- coding: latin-1 -*-\nimport torch\nfrom torch import nn\n\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.w = torch.zeros(3, device=\"cuda:\u00e9\")\n\n    def forward(self, x):\n        return x + self.w\n"
+    ),
     "mutually-recursive-helpers": (
         "import torch\nfrom torch import nn\n\n\ndef f(n):\n    if n:\n        return torch.zeros(3)\n    return g(n)\n\n\n"
         "def g(n):\n    return f(n) + torch.ones(1)\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
