@@ -92,7 +92,7 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
             continue
         drop.append((definition.first, definition.last))
         if definition.bases is None:
-            functions[definition.name] = (starts[definition.first - 1], _line_end(starts, definition.last))
+            functions[definition.name] = (definition.first, definition.last)
     text = _blank(data, drop) if drop else data
     return Pruned(text, BlankedFunctions(data, functions))
 
@@ -112,37 +112,37 @@ def _plain_lines(data: bytes) -> bool:
 class BlankedFunctions(Mapping[str, cst.FunctionDef]):
     """Blanked top-level functions by name; each is parsed with libcst when first looked up."""
 
-    def __init__(self, data: bytes, spans: dict[str, tuple[int, int]]) -> None:
+    def __init__(self, data: bytes, rows: dict[str, tuple[int, int]]) -> None:
         self._data = data
-        self._spans = spans  # name -> byte offsets of its lines
+        self._rows = rows  # name -> its first and last line
+        self._lines: Optional[list[str]] = None  # the file's text, decoded once when first needed
         self._parsed: dict[str, cst.FunctionDef] = {}
 
     def __getitem__(self, name: str) -> cst.FunctionDef:
         found = self._parsed.get(name)
         if found is None:
-            begin, end = self._spans[name]  # KeyError for a name that was not blanked
-            found = self._parsed[name] = _parse_function(self._data, begin, end)
+            first, last = self._rows[name]  # KeyError for a name that was not blanked
+            found = self._parsed[name] = self._parse(first, last)
         return found
 
     def __contains__(self, name: object) -> bool:
-        return name in self._spans
+        return name in self._rows
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._spans)
+        return iter(self._rows)
 
     def __len__(self) -> int:
-        return len(self._spans)
+        return len(self._rows)
 
+    def _parse(self, first: int, last: int) -> cst.FunctionDef:
+        from bufferlint.source import decode, parse
 
-def _parse_function(data: bytes, begin: int, end: int) -> cst.FunctionDef:
-    from bufferlint.source import decode, parse
-
-    # The lines alone, decoded as the whole file is (a coding cookie sits on line 1 or 2).
-    text = decode(data[:end]).split("\n")[data.count(b"\n", 0, begin):]
-    module = parse("\n".join(text), checked=True)  # part of a file CPython parsed
-    node = module.body[0]
-    assert isinstance(node, cst.FunctionDef)
-    return node
+        if self._lines is None:
+            self._lines = decode(self._data).split("\n")  # decoded as the whole file is (cookie, BOM)
+        module = parse("\n".join(self._lines[first - 1 : last]) + "\n", checked=True)  # part of a file CPython parsed
+        node = module.body[0]
+        assert isinstance(node, cst.FunctionDef)
+        return node
 
 
 def _needed(data: bytes, starts: list[int], definition: TopDefinition) -> bool:
