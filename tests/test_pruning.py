@@ -244,3 +244,20 @@ def test_a_subclass_of_a_project_base_without_torch_in_its_file(tmp_path: pathli
     main(["--no-cache", "-j", "1", "--output-format", "concise", str(tmp_path)])
     out = capsys.readouterr().out
     assert "model.py:11:13: BUF002" in out
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ['"cu" "da"', '"\\x63uda"', '"\\143uda"', '"\\N{LATIN SMALL LETTER C}uda"', '"cu\\\nda"', '("cud"\n "a:0")'],
+    ids=["concatenated", "hex", "octal", "named", "continued", "split-lines"],
+)
+def test_buf004_finds_cuda_spelled_without_the_word(literal: str) -> None:
+    """BUF004's file-level gate must not skip a file whose only `cuda` is spelled oddly. (BUF001 is
+    selected too: with BUF004 alone the prefilter drops a file without the word `cuda`.)"""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+        f"        super().__init__()\n        self.register_buffer('w', torch.zeros(3, device={literal}))\n"
+    ).encode()
+    assert b"cuda" not in source
+    found = [f.code for f in check_bytes(source, "m.py", Settings(select=("BUF001", "BUF004"))).findings]
+    assert found.count("BUF004") == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 from functools import cached_property
 from typing import Iterable, Mapping, Optional, Union
 
@@ -17,6 +20,12 @@ from bufferlint.analysis.positions import NodePositions
 from bufferlint.source import ascii_spelled
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
+
+
+@functools.lru_cache(maxsize=8)
+def _spelling_pattern(word: str) -> str:
+    prefixes = "|".join(re.escape(word[:n]) for n in range(1, len(word)))
+    return r"\\[xuUN0-7\r\n]" + (f"|(?:{prefixes})[\"']" if prefixes else "")
 
 
 class FileAnalysis:
@@ -57,6 +66,20 @@ class FileAnalysis:
                 return True  # in UTF-7, say, a name need not be spelled with its ASCII bytes
             return any(word.encode() in text for word in words)
         return any(word in text for word in words)
+
+    def may_spell(self, word: str) -> bool:
+        """Whether some name or string of the file may be or hold `word` (as `Mentions` reads them:
+        string values, `"cu" "da"` joined). Without the text itself, only an escape (`\\x63`, a
+        backslash-newline inside a string) or a literal that ends in a first part of `word` (`"cu"`,
+        then `"da"`) could spell it."""
+        if self.may_mention(word):
+            return True
+        text = self._text
+        assert text is not None  # may_mention answered True otherwise
+        pattern = _spelling_pattern(word)
+        if isinstance(text, bytes):
+            return re.search(pattern.encode(), text) is not None
+        return re.search(pattern, text) is not None
 
     @property
     def module_classes(self) -> list[ClassInfo]:

@@ -100,6 +100,8 @@ class HardcodedCuda(Rule):
     triggers = ("cuda",)
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        if not analysis.may_spell("cuda"):
+            return  # no method can mention it (see `_method`): no walk at all
         for info in analysis.module_classes:
             for func in info.methods.values():
                 yield from self._method(analysis, info, func)
