@@ -144,3 +144,15 @@ def test_a_valid_file_does_not_vouch_for_the_next_one() -> None:
     assert check_bytes(b"import torch\nx = 1\n", "ok.py", Settings()).findings == []
     broken = b"x = (\n"
     assert [f.code for f in check_bytes(broken, "broken.py", Settings()).findings] == ["BUF999"]
+
+
+def test_a_lightning_module_without_the_word_torch_is_checked() -> None:
+    """A module class can be spelled without `torch` (a LightningModule): the prefilter keeps it."""
+    source = (
+        b"import lightning as L\nfrom helpers import make_table\n\n\nclass M(L.LightningModule):\n"
+        b"    def __init__(self):\n        super().__init__()\n        self.table = make_table()\n\n"
+        b"    def forward(self, x):\n        return x * self.table.to(x.device)\n"
+    )
+    assert b"torch" not in source
+    assert may_have_findings(source, Settings())
+    assert [f.code for f in check_bytes(source, "m.py", Settings()).findings] == ["BUF002"]

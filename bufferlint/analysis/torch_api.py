@@ -81,6 +81,9 @@ EXTRA_MODULE_BASES = frozenset(
     """.split()
 )
 
+# Their short names, for the prefilter: a file can subclass these without the word "torch".
+NON_TORCH_MODULE_BASE_NAMES = tuple(sorted({b.rsplit(".", 1)[-1] for b in EXTRA_MODULE_BASES if not b.startswith("torch.")}))
+
 SCRIPT_MODULE_BASES = frozenset("torch.jit.ScriptModule torch.jit.RecursiveScriptModule".split())
 
 # Classes under torch.nn that are not modules.

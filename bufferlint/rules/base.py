@@ -6,6 +6,7 @@ from typing import ClassVar, Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis import torch_api
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.model import Finding, Fix
 
@@ -19,8 +20,9 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]
     default_enabled: ClassVar[bool] = True
-    # Substrings one of which any file with a finding of this rule contains (the prefilter).
-    triggers: ClassVar[tuple[str, ...]] = ("torch",)
+    # Substrings one of which any file with a finding of this rule contains (the prefilter): a
+    # module class is spelled through a torch import or through a module base outside torch.
+    triggers: ClassVar[tuple[str, ...]] = ("torch", *torch_api.NON_TORCH_MODULE_BASE_NAMES)
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         raise NotImplementedError
