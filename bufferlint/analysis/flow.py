@@ -116,6 +116,17 @@ def free_names(root: cst.CSTNode) -> Iterator[str]:
             stack.extend(child_nodes(node))
 
 
+def stored_names(target: cst.BaseExpression) -> Iterator[str]:
+    """Names an assignment target binds (`a`, `a, *b`), not the bases of `a.b = ...` or `a[i] = ...`."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from stored_names(element.value)  # a starred element's value is its target
+    elif isinstance(target, cst.StarredElement):
+        yield from stored_names(target.value)
+
+
 def self_name(function: cst.FunctionDef) -> Optional[str]:
     """The name of the instance parameter, or None for static and class methods."""
     for decorator in function.decorators:

@@ -19,7 +19,7 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
+from bufferlint.analysis.flow import StatementSite, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
 from bufferlint.analysis.walk import nodes_of
@@ -540,7 +540,7 @@ class ForwardFacts:
                 if isinstance(target, cst.Name):
                     values.setdefault(target.value, []).append(value)
                 else:
-                    blocked |= set(_store_names(target))
+                    blocked |= set(stored_names(target))
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
                 blocked.add(site.small.target.value)
         blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
@@ -704,19 +704,8 @@ def _bound_names(func: cst.FunctionDef) -> set[str]:
     binders = (cst.AssignTarget, cst.For, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.CompFor, cst.AsName)
     for node in nodes_of(func.body, binders):
         target = node.name if isinstance(node, cst.AsName) else getattr(node, "target")
-        names |= set(_store_names(target))
+        names |= set(stored_names(target))
     return names
-
-
-def _store_names(target: cst.BaseExpression) -> Iterator[str]:
-    """Names a target binds (`a`, `a, *b`), not the bases of `a.b = ...` or `a[i] = ...`."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _store_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _store_names(target.value)
 
 
 def _assigned(small: cst.CSTNode) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name
+from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
 
 # Methods through which a class can move plain attributes with the module.
 _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "type")
@@ -229,7 +229,7 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
             continue
         if set(data_names(value)) & tainted:
             for target in _targets(small):
-                tainted.update(_bound_names(target))
+                tainted.update(stored_names(target))
     return tainted
 
 
@@ -237,14 +237,6 @@ def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
     if isinstance(small, cst.Assign):
         return [t.target for t in small.targets]
     return [small.target]  # type: ignore[attr-defined]
-
-
-def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
 
 
 def _per_call_state(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
