@@ -1,4 +1,4 @@
-"""Small source texts shared by the CLI and output-format tests."""
+"""Small source texts shared by the tests."""
 
 MODEL = """\
 import torch
@@ -14,3 +14,15 @@ class M(nn.Module):
     def forward(self, x):
         return x + self.t + self.basis
 """
+
+# The smallest file with one safe fix (BUF001), as bytes.
+ONE_TENSOR_ATTRIBUTE = (
+    b"import torch\n"
+    b"import torch.nn as nn\n"
+    b"\n"
+    b"\n"
+    b"class M(nn.Module):\n"
+    b"    def __init__(self):\n"
+    b"        super().__init__()\n"
+    b"        self.t = torch.zeros(3)\n"
+)

@@ -21,19 +21,11 @@ from typing import Any
 import pytest
 
 from bufferlint.cli import main
+from tests.samples import ONE_TENSOR_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parent.parent
 
-MODEL = (
-    b"import torch\n"
-    b"import torch.nn as nn\n"
-    b"\n"
-    b"\n"
-    b"class M(nn.Module):\n"
-    b"    def __init__(self):\n"
-    b"        super().__init__()\n"
-    b"        self.t = torch.zeros(3)\n"
-)
+MODEL = ONE_TENSOR_ATTRIBUTE
 BEFORE = b"self.t = torch.zeros(3)"
 AFTER = b'self.register_buffer("t", torch.zeros(3), persistent=False)'
 FINDING = "BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"

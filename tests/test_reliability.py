@@ -25,18 +25,10 @@ from bufferlint.lint import MAX_FIX_ROUNDS, InternalError, check_bytes, fix_byte
 from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
 from bufferlint.source import WriteError, splice_untouched, write_atomic
+from tests.samples import ONE_TENSOR_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = (
-    b"import torch\n"
-    b"import torch.nn as nn\n"
-    b"\n"
-    b"\n"
-    b"class M(nn.Module):\n"
-    b"    def __init__(self):\n"
-    b"        super().__init__()\n"
-    b"        self.t = torch.zeros(3)\n"
-)
+MODEL = ONE_TENSOR_ATTRIBUTE
 FIXED = MODEL.replace(b"self.t = torch.zeros(3)", b'self.register_buffer("t", torch.zeros(3), persistent=False)')
 
 
