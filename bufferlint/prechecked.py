@@ -43,8 +43,8 @@ def digest(data: bytes) -> bytes:
 
 def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Optional[CheckedFile]:
     """What the per-file pass needs of a file CPython parsed into `tree`, or None when the
-    per-file pass would still reject it. The nesting guard only runs where the file's own classes
-    may be modules (the files that go on to libcst)."""
+    per-file pass would still reject it. The nesting guard only runs where a class of the file
+    may be a module, here or once the project's bases are known (the files that go on to libcst)."""
     from bufferlint.source import SourceError, check_nesting, decode
 
     try:
@@ -53,9 +53,9 @@ def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Option
         return None
     summary = prefilter.summarize(tree)
     shallow = False
-    if summary.has_module_class(extra_bases):
+    if summary.may_become_module_class():
         try:
-            check_nesting(tree)
+            check_nesting(tree, text=data)
             shallow = True
         except SourceError:
             pass  # the per-file pass reports it

@@ -104,6 +104,11 @@ class ClassSummary:
         # own, so "some class is a module" is "some class has a module base other than a local class".
         return any(self.may_be_module_base(base, extra) for _, bases in self.classes for base in bases)
 
+    def may_become_module_class(self) -> bool:
+        """Whether some class has a base written as a (dotted) name other than `object`: such a
+        class may be a module, here or through a base the project scan finds in another file."""
+        return any(base is not None and base != "object" for _, bases in self.classes for base in bases)
+
     def may_be_module_base(self, written: Optional[str], extra_bases: frozenset[str]) -> bool:
         """Whether a base written `written` in this file may be an nn.Module (local classes aside).
         A name bound twice (`if x: import a.nn as nn` / `else: import torch.nn as nn`) may be

@@ -15,6 +15,13 @@ position. Never blanked:
 
 - A plain class is blanked when its name appears nowhere else in the file (a base class or a
   constructed class is named where it is used).
+- Other top-level statements (`if`/`try`/`for`/`with` blocks, expression statements, model-config
+  tables such as `default_cfgs = {...}`) are blanked when they share no line with another
+  statement and the file has no `requires_grad` (BUF008 follows names bound to parameters). Of an
+  assignment the analysis reads one thing: whether each name it binds is bound once, to a literal
+  (`forward.py`'s module constants). So an assignment stays when its value may be such a literal
+  (a number, a string, a tuple, a sign) or a name it binds is bound by another top-level
+  assignment too; imports never go.
 - A function is blanked whatever uses it: the only thing the analysis reads of a top-level
   function is whether it returns a tensor (`analysis/returns.py`), and it asks by name. The
   blanked functions are handed over as `BlankedFunctions`, which parses one the first time it is
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections import Counter
@@ -56,16 +64,84 @@ class TopDefinition:
     name: str
     bases: Optional[tuple[Optional[str], ...]]  # None for a function
     header: tuple[int, int] = (0, 0)  # row and byte column of its `def`/`class` (or `async`)
+    statement: bool = False  # another kind of statement: blanked whole, never looked up by name
 
 
 def top_definitions(tree: ast.Module) -> tuple[TopDefinition, ...]:
     found = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.end_lineno is not None:
+    bound = _constant_candidates(tree.body)
+    for index, node in enumerate(tree.body):
+        if node.end_lineno is None:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             bases = tuple(class_bases(node)) if isinstance(node, ast.ClassDef) else None
             found.append(TopDefinition(first, node.end_lineno, node.name, bases, (node.lineno, node.col_offset)))
+        elif _blankable_statement(node, bound) and _own_lines(tree.body, index):
+            found.append(TopDefinition(node.lineno, node.end_lineno, "", None, (node.lineno, node.col_offset), True))
     return tuple(found)
+
+
+# Top-level statements the analysis never reads (see the module docstring), assignments aside.
+_STATEMENTS: tuple[type[ast.stmt], ...] = (
+    ast.Expr, ast.AugAssign, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith,
+    ast.Try, ast.Delete, ast.Assert, ast.Raise, ast.Pass,
+    *(getattr(ast, kind) for kind in ("Match", "TryStar") if hasattr(ast, kind)),  # 3.10, 3.11
+)
+# Values that are never a literal as `forward._is_literal` reads one (a number, a string, a
+# tuple of them, a sign in front, True/False/None).
+_NOT_LITERAL = (
+    ast.Call, ast.Dict, ast.List, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.Lambda, ast.Subscript, ast.Attribute, ast.Name, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp,
+    ast.JoinedStr,
+)
+# One-line statements shorter than this are not worth an entry: blanking saves next to nothing.
+_MIN_STATEMENT_BYTES = 40
+
+
+def _constant_candidates(body: list[ast.stmt]) -> Counter[str]:
+    """How many top-level assignments bind each plain name (what the module constants count)."""
+    bound: Counter[str] = Counter()
+    for node in body:
+        for target in _assignment_targets(node):
+            if isinstance(target, ast.Name):
+                bound[target.id] += 1
+    return bound
+
+
+def _assignment_targets(node: ast.stmt) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return [node.target]
+    return []
+
+
+def _blankable_statement(node: ast.stmt, bound: Counter[str]) -> bool:
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    if node.end_lineno == node.lineno and node.end_col_offset - node.col_offset < _MIN_STATEMENT_BYTES:
+        return False
+    if isinstance(node, _STATEMENTS):
+        return True
+    if isinstance(node, ast.AnnAssign) and node.value is None:
+        return True  # `x: int` binds nothing
+    targets = _assignment_targets(node)
+    value = getattr(node, "value", None)
+    return bool(targets) and isinstance(value, _NOT_LITERAL) and all(
+        bound[t.id] == 1 for t in targets if isinstance(t, ast.Name)
+    )
+
+
+def _own_lines(body: list[ast.stmt], index: int) -> bool:
+    """Whether statement `index` shares no line with its neighbours (`a = 1; b = f()`)."""
+    node = body[index]
+    before = body[index - 1].end_lineno if index > 0 else 0
+    after = _first_line(body[index + 1]) if index + 1 < len(body) else None
+    return (before or 0) < node.lineno and (after is None or node.end_lineno is None or node.end_lineno < after)
+
+
+def _first_line(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
 
 
 @dataclass
@@ -80,18 +156,22 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
         return Pruned(data, BlankedFunctions(data, {}))
     definitions = tuple(definitions)
     modules = summary.module_class_names(extra_bases)  # classes at any depth, chains followed
-    function_names = Counter(d.name for d in definitions if d.bases is None)
+    function_names = Counter(d.name for d in definitions if d.bases is None and not d.statement)
     starts: Optional[list[int]] = None
     drop: list[tuple[int, int]] = []
     functions: dict[str, tuple[int, int]] = {}
+    statements = b"requires_grad" not in data
     for definition in definitions:
-        if definition.name in modules or function_names[definition.name] > 1:
+        if definition.statement:
+            if not statements:
+                continue
+        elif definition.name in modules or function_names[definition.name] > 1:
             continue
         starts = starts or _line_starts(data)
         if _needed(data, starts, definition):
             continue
         drop.append((definition.first, definition.last))
-        if definition.bases is None:
+        if definition.bases is None and not definition.statement:
             functions[definition.name] = (definition.first, definition.last)
     text = _blank(data, drop) if drop else data
     return Pruned(text, BlankedFunctions(data, functions))
@@ -150,10 +230,15 @@ def _needed(data: bytes, starts: list[int], definition: TopDefinition) -> bool:
     begin, end = starts[definition.first - 1], _line_end(starts, definition.last)
     if definition.first <= 2:
         return True  # blanking line 1 would put a coding cookie on line 2 in force
-    keyword = rb"class" if definition.bases is not None else rb"(?:async[ \t]+)?def"
-    header = re.compile(keyword + rb"[ \t]+" + re.escape(definition.name.encode()) + rb"\b")
+    if definition.statement:
+        return (
+            _continues(data, starts, definition.first - 1)
+            or _continues(data, starts, definition.last)
+            or _KEEP.search(data, begin, end) is not None
+            or _CLASS.search(data, begin, end) is not None
+        )
     row, column = definition.header
-    if not definition.name.isascii() or header.match(data, starts[row - 1] + column) is None:
+    if not definition.name.isascii() or not _header_at(data, starts[row - 1] + column, definition):
         return True  # written otherwise than CPython's (NFKC-normalised) name, or `\b` cannot tell
     if _continues(data, starts, definition.first - 1) or _continues(data, starts, definition.last):
         return True  # a backslash joins it to the line before, or the line after to it
@@ -162,8 +247,51 @@ def _needed(data: bytes, starts: list[int], definition: TopDefinition) -> bool:
         return True
     if definition.bases is None:
         return False  # a function: looked up by name when needed (BlankedFunctions)
-    name = re.compile(rb"\b" + re.escape(definition.name.encode()) + rb"\b")
-    return name.search(data, 0, begin) is not None or name.search(data, end) is not None
+    name = definition.name.encode()
+    return _word_in(data, name, 0, begin) or _word_in(data, name, end, len(data))
+
+
+# What a bytes pattern's `\b` counts as a word character. (Plain searches instead of a pattern per
+# definition: compiling one regex per definition was most of the pruning's cost.)
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _header_at(data: bytes, at: int, definition: TopDefinition) -> bool:
+    """Whether `class NAME`, `def NAME` or `async def NAME` (then a non-word byte) starts at `at`."""
+    keywords = (b"class",) if definition.bases is not None else (b"def", b"async")
+    for keyword in keywords:
+        if data.startswith(keyword, at):
+            at = _after_blanks(data, at + len(keyword))
+            if keyword == b"async":
+                if not data.startswith(b"def", at):
+                    return False
+                at = _after_blanks(data, at + 3)
+            break
+    else:
+        return False
+    name = definition.name.encode()
+    return data.startswith(name, at) and data[at - 1] in b" \t" and not _word_at(data, at + len(name))
+
+
+def _after_blanks(data: bytes, at: int) -> int:
+    while at < len(data) and data[at] in b" \t":
+        at += 1
+    return at
+
+
+def _word_at(data: bytes, at: int) -> bool:
+    return 0 <= at < len(data) and data[at] in _WORD
+
+
+def _word_in(data: bytes, word: bytes, begin: int, end: int) -> bool:
+    """Whether `word` occurs in data[begin:end] delimited as by `\b` (it starts and ends with a
+    word character: an identifier)."""
+    at = data.find(word, begin, end)
+    while at != -1:
+        if not _word_at(data, at - 1) and not _word_at(data, at + len(word)):
+            return True
+        at = data.find(word, at + 1, end)
+    return False
 
 
 def _continues(data: bytes, starts: list[int], row: int) -> bool:
@@ -179,11 +307,7 @@ def _line_end(starts: list[int], row: int) -> int:
 
 def _line_starts(data: bytes) -> list[int]:
     """Offset of each line's start, plus the end of the data (so `starts[n]` ends line n)."""
-    starts = [0]
-    at = data.find(b"\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = data.find(b"\n", at + 1)
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in data.split(b"\n")[:-1])]
     if starts[-1] != len(data):
         starts.append(len(data))
     return starts

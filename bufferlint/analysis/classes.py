@@ -189,7 +189,7 @@ class ClassCollector:
         before_super = is_init and (info.super_init_index is None or site.top_index < info.super_init_index)
         for target, value, augmented in _assignment_parts(small):
             attr = self.inference.is_self_attr(target, scope)
-            if attr is not None and isinstance(target, cst.Attribute):
+            if attr is not None and type(target) is cst.Attribute:
                 assignment = AttrAssignment(attr, site, target, value, func, augmented=augmented,
                                             before_super_init=before_super, scope=scope.child())
                 assignment.kind = self.classify(value, scope) if value is not None else ValueKind.OTHER
@@ -197,7 +197,7 @@ class ClassCollector:
         track_locals(small, scope, self.inference)
         if again:
             return
-        if isinstance(small, cst.Del):
+        if type(small) is cst.Del:
             for name in _deleted_attrs(small.target, scope, self.inference):
                 info.deleted.add(name)
         if not self.registrations:
@@ -282,13 +282,14 @@ def _is_tensor_annotation(node: cst.BaseExpression, inference: TensorInference) 
 def _assignment_parts(
     small: cst.BaseSmallStatement,
 ) -> Iterator[tuple[cst.BaseExpression, Optional[cst.BaseExpression], bool]]:
-    if isinstance(small, cst.Assign):
-        for target in small.targets:
-            yield target.target, small.value, False
-    elif isinstance(small, cst.AnnAssign):
-        yield small.target, small.value, False
-    elif isinstance(small, cst.AugAssign):
-        yield small.target, small.value, True
+    kind = type(small)  # exact types (no subclasses): ABCMeta's isinstance is slow on this hot path
+    if kind is cst.Assign:
+        for target in small.targets:  # type: ignore[attr-defined]
+            yield target.target, small.value, False  # type: ignore[attr-defined]
+    elif kind is cst.AnnAssign:
+        yield small.target, small.value, False  # type: ignore[attr-defined]
+    elif kind is cst.AugAssign:
+        yield small.target, small.value, True  # type: ignore[attr-defined]
 
 
 def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorInference) -> Iterator[str]:
@@ -302,15 +303,12 @@ def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorIn
 def _calls_on_self(small: cst.CSTNode, scope: Scope, methods: tuple[str, ...]) -> Iterator[cst.Call]:
     if scope.self_name is None:
         return
+    call, attribute, name = cst.Call, cst.Attribute, cst.Name  # exact types: ABCMeta's isinstance is slow here
     for node in iter_nodes(small):
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name)
-            and node.func.value.value == scope.self_name
-            and node.func.attr.value in methods
-        ):
-            yield node
+        if type(node) is call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is attribute and type(func.value) is name and func.value.value == scope.self_name and func.attr.value in methods:
+                yield node  # type: ignore[misc]
 
 
 def _literal_string(node: cst.BaseExpression) -> Optional[str]:

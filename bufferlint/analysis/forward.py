@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -110,6 +110,10 @@ class FlowState:
 class Site:
     site: StatementSite
     state: FlowState  # before the statement
+    # Every call, and every call or binary operation or comparison, in the statement, outermost
+    # first, in source order: the forward rules each look at them, so the statement is walked once.
+    calls: tuple[cst.Call, ...] = ()
+    operations: tuple[Union[cst.Call, cst.BinaryOperation, cst.Comparison], ...] = ()
 
 
 @dataclass
@@ -168,6 +172,9 @@ class ForwardFacts:
         self.submodules = info.submodules
         self.constructor_attrs = _constructor_attrs(info)
         self.module_constants = _module_constants(analysis.module)
+        # Names bound in each method, by id (the node is kept so its id is not reused): the path
+        # walks a method again in each pass that changes its inputs, its bindings stay the same.
+        self._bound: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
         self.methods = self._path()
 
     # -- the path -------------------------------------------------------------------------
@@ -208,19 +215,27 @@ class ForwardFacts:
 
     def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
         """Record the state before each statement; yield the helpers called and their input params."""
-        method.locals = frozenset(_bound_names(method.func))
+        method.locals = self._bound_names(method.func)
         method.constants = self._constant_locals(method)
         state = FlowState(set(method.inputs), set(method.inputs))
         method.sites = []
         for site in iter_sites(method.func):
-            method.sites.append(Site(site, state.copy()))
-            yield from self._helper_calls(method, site.small, state)
+            operations = tuple(nodes_of(site.small, _OPERATIONS))
+            calls = tuple(node for node in operations if type(node) is cst.Call)
+            method.sites.append(Site(site, state.copy(), calls, operations))
+            yield from self._helper_calls(method, calls, state)
             self._update(site.small, state, method)
 
+    def _bound_names(self, func: cst.FunctionDef) -> frozenset[str]:
+        known = self._bound.get(id(func))
+        if known is None:
+            known = self._bound[id(func)] = (func, frozenset(_bound_names(func)))
+        return known[1]
+
     def _helper_calls(
-        self, method: PathMethod, small: cst.CSTNode, state: FlowState
+        self, method: PathMethod, calls: tuple[cst.Call, ...], state: FlowState
     ) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
-        for call in calls_in(small):
+        for call in calls:
             if _self_attr(call.func, method.self_name) is None:
                 continue
             assert isinstance(call.func, cst.Attribute)
@@ -274,21 +289,22 @@ class ForwardFacts:
         """Whether `expr` is a tensor living where the inputs live. With `inputs_only`, only values
         computed from inputs count; otherwise the module's parameters, buffers and submodule
         outputs count too (they follow the module's device)."""
-        if isinstance(expr, cst.Name):
-            return expr.value in (state.inputs if inputs_only else state.bound)
-        if isinstance(expr, cst.Attribute):
-            return self._derived_attribute(expr, state, method, inputs_only)
-        if isinstance(expr, cst.Subscript):
-            return self.derived(expr.value, state, method, inputs_only)
-        if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
-            return any(self.derived(op, state, method, inputs_only) for op in _operands(expr))
-        if isinstance(expr, cst.UnaryOperation):
-            return not isinstance(expr.operator, cst.Not) and self.derived(expr.expression, state, method, inputs_only)
-        if isinstance(expr, cst.IfExp):
-            branches = [b for b in (expr.body, expr.orelse) if not is_none(b)]
+        kind = type(expr)  # exact tests: these classes have no subclasses, and ABCMeta is slow
+        if kind is cst.Name:
+            return expr.value in (state.inputs if inputs_only else state.bound)  # type: ignore[attr-defined]
+        if kind is cst.Attribute:
+            return self._derived_attribute(expr, state, method, inputs_only)  # type: ignore[arg-type]
+        if kind is cst.Subscript:
+            return self.derived(expr.value, state, method, inputs_only)  # type: ignore[attr-defined]
+        if kind is cst.BinaryOperation or kind is cst.Comparison:
+            return any(self.derived(op, state, method, inputs_only) for op in _operands(expr))  # type: ignore[arg-type]
+        if kind is cst.UnaryOperation:
+            return not isinstance(expr.operator, cst.Not) and self.derived(expr.expression, state, method, inputs_only)  # type: ignore[attr-defined]
+        if kind is cst.IfExp:
+            branches = [b for b in (expr.body, expr.orelse) if not is_none(b)]  # type: ignore[attr-defined]
             return bool(branches) and all(self.derived(b, state, method, inputs_only) for b in branches)
-        if isinstance(expr, cst.Call):
-            return self._derived_call(expr, state, method, inputs_only)
+        if kind is cst.Call:
+            return self._derived_call(expr, state, method, inputs_only)  # type: ignore[arg-type]
         return False
 
     def _derived_attribute(self, expr: cst.Attribute, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
@@ -642,6 +658,8 @@ def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
 
 
 # -- small helpers ---------------------------------------------------------------------------------
+_OPERATIONS = (cst.Call, cst.BinaryOperation, cst.Comparison)
+
 def calls_in(root: cst.CSTNode) -> Iterator[cst.Call]:
     for node in nodes_of(root, cst.Call):
         assert isinstance(node, cst.Call)

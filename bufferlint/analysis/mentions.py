@@ -11,9 +11,6 @@ import libcst as cst
 
 from bufferlint.analysis.walk import iter_nodes
 
-_Strings = (cst.SimpleString, cst.ConcatenatedString)
-
-
 class Mentions:
     """Words per function node, computed on first use (one instance per analysed file)."""
 
@@ -34,13 +31,15 @@ class Mentions:
 
 def _collect(root: cst.CSTNode) -> frozenset[str]:
     words: set[str] = set()
+    # Exact type tests (these classes have no subclasses): `isinstance` on libcst's abstract node
+    # classes goes through ABCMeta, and this looks at every node of a method.
+    name, simple, concatenated, text = cst.Name, cst.SimpleString, cst.ConcatenatedString, cst.FormattedStringText
     for node in iter_nodes(root):
-        if isinstance(node, cst.Name):
-            words.add(node.value)
-        elif isinstance(node, _Strings):
-            words.add(_string_text(node))
-        elif isinstance(node, cst.FormattedStringText):
-            words.add(node.value)
+        kind = type(node)
+        if kind is name or kind is text:
+            words.add(node.value)  # type: ignore[attr-defined]
+        elif kind is simple or kind is concatenated:
+            words.add(_string_text(node))  # type: ignore[arg-type]
     return frozenset(words)
 
 

@@ -14,13 +14,20 @@ import libcst as cst
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` as a string, or None when the expression is not a plain dotted name."""
+    # Exact type tests: `isinstance` against libcst's abstract node classes goes through ABCMeta,
+    # and this runs for nearly every expression the analyses look at (Name and Attribute have no
+    # subclasses).
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined]
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while kind is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node)
+    if kind is not cst.Name:
         return None
-    parts.append(node.value)
+    parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
 
 
@@ -84,6 +91,17 @@ class ImportMap:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+    def qualify_or_star(self, node: cst.BaseExpression) -> Optional[str]:
+        """`qualify`, else the first `star_candidates` name (one dotted-name pass for both)."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is not None:
+            return (f"{target}.{rest}" if rest else target) or None
+        return f"{self.star_modules[0]}.{name}" if self.star_modules else None
 
     def qualify_call(self, node: cst.Call) -> Optional[str]:
         return self.qualify(node.func)

@@ -45,7 +45,7 @@ class TensorInference:
         self.tensor_functions = tensor_functions
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
-        return self.imports.qualify(node) or next(iter(self.imports.star_candidates(node)), None)
+        return self.imports.qualify_or_star(node)
 
     def is_tensor(self, node: cst.BaseExpression, scope: Scope) -> bool:
         handler = _HANDLERS.get(type(node))
@@ -56,13 +56,15 @@ class TensorInference:
 
     def is_self_attr(self, node: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """`self.x` -> "x" when `self` is the instance parameter of the scope."""
+        # Exact type tests here and below (hot paths; these libcst classes have no subclasses, and
+        # `isinstance` on them goes through ABCMeta).
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name  # type: ignore[attr-defined]
             and scope.self_name is not None
-            and node.value.value == scope.self_name
+            and node.value.value == scope.self_name  # type: ignore[attr-defined]
         ):
-            return node.attr.value
+            return node.attr.value  # type: ignore[attr-defined,no-any-return]
         return None
 
     def _name(self, node: cst.Name, scope: Scope) -> bool:
@@ -115,13 +117,14 @@ class TensorInference:
 
 def track_locals(small: cst.BaseSmallStatement, scope: Scope, inference: TensorInference) -> None:
     """Record which local names hold tensors after `small` runs (flow-insensitive within branches)."""
-    if isinstance(small, cst.Assign):
-        for target in small.targets:
-            if isinstance(target.target, cst.Name):
-                _set_local(scope, target.target.value, inference.is_tensor(small.value, scope))
+    kind = type(small)
+    if kind is cst.Assign:
+        for target in small.targets:  # type: ignore[attr-defined]
+            if type(target.target) is cst.Name:
+                _set_local(scope, target.target.value, inference.is_tensor(small.value, scope))  # type: ignore[attr-defined]
             for name in _unpacked_names(target.target):
                 scope.tensor_locals.discard(name)
-    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+    elif kind is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:  # type: ignore[attr-defined]
         _set_local(scope, small.target.value, inference.is_tensor(small.value, scope))
 
 
@@ -133,13 +136,14 @@ def _set_local(scope: Scope, name: str, tensor: bool) -> None:
 
 
 def _unpacked_names(target: cst.BaseExpression) -> list[str]:
-    if not isinstance(target, (cst.Tuple, cst.List)):
+    kind = type(target)
+    if kind is not cst.Tuple and kind is not cst.List:
         return []
-    return [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+    return [e.value.value for e in target.elements if type(e.value) is cst.Name]  # type: ignore[attr-defined]
 
 
 def is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"  # type: ignore[attr-defined]
 
 
 _HANDLERS: Mapping[type, Callable[[TensorInference, cst.BaseExpression, Scope], bool]] = {

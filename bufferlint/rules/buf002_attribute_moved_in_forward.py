@@ -9,7 +9,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.forward import ForwardFacts, calls_in, Move, PathMethod, Site, Target, forward_facts, self_attr_root
+from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, self_attr_root
 from bufferlint.analysis.hazards import buffer_hazards
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing
 from bufferlint.fixes.forward import Parents, drop_move_edits
@@ -113,7 +113,7 @@ def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
     path = [m.func for m in facts.methods]
     for method in facts.methods:
         for site in method.sites:
-            for call in calls_in(site.site.small):
+            for call in site.calls:
                 move = facts.move(call, site.state, method)
                 if move is None or _to_cpu(move) or result_dropped(site.site.small, call):
                     continue

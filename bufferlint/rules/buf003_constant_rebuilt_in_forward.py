@@ -125,7 +125,7 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
     for method in facts.methods:
         for site in method.sites:
             covered: set[int] = set()
-            for call in calls_in(site.site.small):
+            for call in site.calls:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)

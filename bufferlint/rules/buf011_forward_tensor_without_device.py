@@ -7,7 +7,6 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.walk import nodes_of
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, forward_facts
 from bufferlint.fixes.forward import with_device
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -85,8 +84,7 @@ def _device_less_uses(facts: ForwardFacts, method: PathMethod) -> Iterator[tuple
         small, state = site.site.small, site.state
         if isinstance(small, cst.AugAssign):
             yield from _combined(facts, method, state, [small.target, small.value])
-        for node in nodes_of(small, (cst.BinaryOperation, cst.Comparison, cst.Call)):
-            assert isinstance(node, (cst.BinaryOperation, cst.Comparison, cst.Call))
+        for node in site.operations:
             yield from _uses(facts, method, state, node)
 
 
