@@ -83,11 +83,12 @@ def check_module(
     settings: Settings,
     text: Optional[Source] = None,
     functions: Optional[Mapping[str, cst.FunctionDef]] = None,
+    regions: Optional[Mapping[str, tuple[int, int]]] = None,
 ) -> list[Finding]:
     """Findings of `module`; `text`: the source it was parsed from (comments are read from it, and
     analyses skip looking for names it lacks); `functions`: top-level functions left out of
-    `module` (pruning.py)."""
-    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions)
+    `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name."""
+    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions)
     raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
     if not raw:
         return []
@@ -130,6 +131,7 @@ def _skipped(data: Source, filename: str, known: Optional[CheckedFile]) -> FileR
 class _Opened:
     module: cst.Module
     functions: Optional[Mapping[str, cst.FunctionDef]] = None  # top-level functions blanked before parsing
+    regions: Optional[Mapping[str, tuple[int, int]]] = None  # lines of top-level classes, by name
 
 
 def _opened(data: Source, filename: str, settings: Settings, prune: bool = False) -> Union[_Opened, FileResult]:
@@ -142,7 +144,7 @@ def _opened(data: Source, filename: str, settings: Settings, prune: bool = False
         if prune and isinstance(data, bytes):
             with contextlib.suppress(SourceError):  # the full text below reports any problem
                 part = known.for_check(data, settings.module_bases)
-                return _Opened(parse(part.text, checked=True), part.functions)
+                return _Opened(parse(part.text, checked=True), part.functions, known.class_regions)
         checked = True
     else:
         checked = False
@@ -195,7 +197,7 @@ def _check(data: Source, filename: str, settings: Settings) -> FileResult:
     opened = _opened(data, filename, settings, prune=True)
     if isinstance(opened, FileResult):
         return opened
-    return FileResult(filename, check_module(opened.module, filename, settings, data, opened.functions))
+    return FileResult(filename, check_module(opened.module, filename, settings, data, opened.functions, opened.regions))
 
 
 class _FixFailed(Exception):

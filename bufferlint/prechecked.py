@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Union
 
@@ -25,6 +26,13 @@ class CheckedFile:
     summary: prefilter.ClassSummary
     shallow: bool  # the nesting guard ran on this tree and passed: libcst may parse it directly
     definitions: tuple[TopDefinition, ...]  # what a check may blank (pruning.py)
+
+    @property
+    def class_regions(self) -> dict[str, tuple[int, int]]:
+        """First and last line of each top-level class whose name no other top-level class has."""
+        classes = [d for d in self.definitions if d.bases is not None]
+        names = Counter(d.name for d in classes)
+        return {d.name: (d.first, d.last) for d in classes if names[d.name] == 1}
 
     def for_check(self, data: bytes, extra_bases: Iterable[str]) -> Pruned:
         """What a check parses: `data` with the definitions it need not parse up front blanked."""

@@ -77,6 +77,13 @@ def test_the_fixture_blanks_exactly_the_definitions_it_can() -> None:
         ("class Plain:\n    x = 1\n", True),
         ("class Plain:\n    x = 1\n\nP = Plain\n", False),  # a class named elsewhere
         ("class Derived(nn.Module):\n    pass\n", False),  # a module class
+        ("CONFIGS = dict(\n    small=dict(depth=12),\n    large=dict(depth=24),\n)\n", True),  # read by nothing
+        ("if __name__ == '__main__':\n    run_everything(1, 2, 3)\n", True),
+        ("A_LONG_MODULE_CONSTANT_NAME = 1234567890123456789\n", False),  # a literal: a module constant
+        ("SIZE = compute_the_size(1111111111111111111111111)\nSIZE = 3\n", False),  # bound twice
+        ("x = compute_the_size(111111111111111111111111111111); y = 2\n", False),  # shares its line
+        ("try:\n    import apex_amp_module_for_the_test\nexcept ImportError:\n    pass\n", False),
+        ("for p in model_instance_for_the_test.parameters():\n    p.requires_grad = False\n", False),
     ],
 )
 def test_what_is_blanked(definition: str, blanked: bool) -> None:
@@ -261,3 +268,30 @@ def test_buf004_finds_cuda_spelled_without_the_word(literal: str) -> None:
     assert b"cuda" not in source
     found = [f.code for f in check_bytes(source, "m.py", Settings(select=("BUF001", "BUF004"))).findings]
     assert found.count("BUF004") == 1
+
+
+def test_buf004_skips_only_classes_that_cannot_spell_cuda(tmp_path: pathlib.Path) -> None:
+    """In a CLI run BUF004 skips a top-level class whose own lines cannot spell `cuda`; the
+    class that spells it oddly, and two classes sharing a name, are still walked."""
+    source = (
+        "import torch\nfrom torch import nn\n\nDEVICE = 'cuda'\n\n\n"
+        "class A(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('w', torch.zeros(3, device=DEVICE))\n\n\n"
+        "class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('w', torch.zeros(3, device='cu' 'da'))\n\n\n"
+        "class C(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('w', torch.zeros(3).cuda())\n\n\n"
+        "class C(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('w', torch.zeros(3, device='cuda'))\n"
+    )
+    path = tmp_path / "case.py"
+    path.write_text(source, encoding="utf-8")
+    data = path.read_bytes()
+    settings = Settings(select=("BUF004",))
+    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        assert set(prechecked.recall(data).class_regions) == {"A", "B"}  # type: ignore[union-attr]
+        fast = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
+    assert fast == full
+    assert [line.split(": ")[0] for line in full] == ["16:35", "22:35", "28:35"]

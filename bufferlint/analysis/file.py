@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 from functools import cached_property
@@ -28,6 +29,15 @@ def _spelling_pattern(word: str) -> str:
     return r"\\[xuUN0-7\r\n]" + (f"|(?:{prefixes})[\"']" if prefixes else "")
 
 
+def _spells(word: str, text: Union[bytes, str]) -> bool:
+    """Whether `text` holds `word`, an escape, or a literal ending in a first part of `word`
+    (for bytes, only in an encoding that writes ASCII as ASCII: `may_mention` checks that first)."""
+    pattern = _spelling_pattern(word)
+    if isinstance(text, bytes):
+        return word.encode() in text or re.search(pattern.encode(), text) is not None
+    return word in text or re.search(pattern, text) is not None
+
+
 class FileAnalysis:
     """The parsed module, its imports, and the facts about each nn.Module subclass in it."""
 
@@ -38,10 +48,13 @@ class FileAnalysis:
         extra_bases: Iterable[str] = (),
         text: Optional[Union[bytes, str]] = None,
         functions: Optional[Mapping[str, cst.FunctionDef]] = None,
+        regions: Optional[Mapping[str, tuple[int, int]]] = None,
     ) -> None:
         self.module = module
         self.filename = filename
         self._text = text  # the source `module` was parsed from, when the caller has it
+        # `regions`: first and last line in `text` of top-level classes, by name (prechecked.py).
+        self._regions = regions or {}
         self.imports = ImportMap.from_module(module)
         self.mentions = Mentions()
         # `functions`: top-level functions a check left out of `module` (pruning.py), looked up
@@ -74,12 +87,31 @@ class FileAnalysis:
         then `"da"`) could spell it."""
         if self.may_mention(word):
             return True
+        assert self._text is not None  # may_mention answered True otherwise
+        return _spells(word, self._text)
+
+    def class_may_spell(self, info: ClassInfo, word: str) -> bool:
+        """`may_spell` for the lines of one top-level class, when they are known."""
+        if not self.may_spell(word):
+            return False
+        region = self._regions.get(info.name)
+        if region is None or not any(stmt is info.node for stmt in self.module.body):
+            return True  # a nested class, or no line numbers: the file's answer
+        return _spells(word, self._lines(*region))
+
+    def _lines(self, first: int, last: int) -> Union[bytes, str]:
         text = self._text
-        assert text is not None  # may_mention answered True otherwise
-        pattern = _spelling_pattern(word)
-        if isinstance(text, bytes):
-            return re.search(pattern.encode(), text) is not None
-        return re.search(pattern, text) is not None
+        assert text is not None  # regions come with the text they number
+        starts = self._line_starts
+        end = starts[last] if last < len(starts) else len(text)
+        return text[starts[first - 1] : end]
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        text = self._text
+        assert text is not None
+        newline = b"\n" if isinstance(text, bytes) else "\n"
+        return [0, *itertools.accumulate(len(line) + 1 for line in text.split(newline))]  # type: ignore[arg-type]
 
     @property
     def module_classes(self) -> list[ClassInfo]:

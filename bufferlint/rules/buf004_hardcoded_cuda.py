@@ -103,6 +103,8 @@ class HardcodedCuda(Rule):
         if not analysis.may_spell("cuda"):
             return  # no method can mention it (see `_method`): no walk at all
         for info in analysis.module_classes:
+            if not analysis.class_may_spell(info, "cuda"):
+                continue  # nor can any of its methods
             for func in info.methods.values():
                 yield from self._method(analysis, info, func)
 
