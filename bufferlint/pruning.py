@@ -6,9 +6,11 @@ classes are helpers and plain classes. When checking (never when fixing), a top-
 position. Never blanked:
 - a class that may be an nn.Module: the prefilter's test over every class of the file, nested
   ones included, with same-file chains, and every binding of a name that is imported twice;
-- anything holding another class (a module class defined inside a function is still one), an
-  `import` (imports anywhere in the file qualify names everywhere) or `requires_grad` (BUF008
-  looks for unfreezing anywhere in the file);
+- anything holding another class (a module class defined inside a function is still one) or
+  `requires_grad` (BUF008 looks for unfreezing anywhere in the file);
+- the imports inside a blanked definition: imports anywhere in the file qualify names everywhere,
+  so each stays on its own lines, moved to the line's start (a top-level statement); a definition
+  whose imports share a line with other code (`if x: import y`, `import a; b = 1`) stays whole;
 - a definition whose header does not spell CPython's name for it (NFKC-normalised identifiers),
   or that a backslash continuation joins to the line before or after;
 - anything in a file with CR line ends or an encoding that does not write ASCII as ASCII bytes.
@@ -38,6 +40,7 @@ from __future__ import annotations
 import ast
 import io
 import itertools
+import warnings
 import re
 import tokenize
 from collections import Counter
@@ -159,6 +162,7 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
     function_names = Counter(d.name for d in definitions if d.bases is None and not d.statement)
     starts: Optional[list[int]] = None
     drop: list[tuple[int, int]] = []
+    hoisted: list[tuple[int, int]] = []
     functions: dict[str, tuple[int, int]] = {}
     statements = b"requires_grad" not in data
     for definition in definitions:
@@ -168,12 +172,14 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
         elif definition.name in modules or function_names[definition.name] > 1:
             continue
         starts = starts or _line_starts(data)
-        if _needed(data, starts, definition):
+        imports = _blankable(data, starts, definition)
+        if imports is None:
             continue
         drop.append((definition.first, definition.last))
+        hoisted.extend(imports)
         if definition.bases is None and not definition.statement:
             functions[definition.name] = (definition.first, definition.last)
-    text = _blank(data, drop) if drop else data
+    text = _blank(data, drop, hoisted) if drop else data
     return Pruned(text, BlankedFunctions(data, functions))
 
 
@@ -225,30 +231,67 @@ class BlankedFunctions(Mapping[str, cst.FunctionDef]):
         return node
 
 
-def _needed(data: bytes, starts: list[int], definition: TopDefinition) -> bool:
-    """Whether the definition stays in the text a check parses (see the module docstring)."""
+Rows = tuple[tuple[int, int], ...]
+
+
+def _blankable(data: bytes, starts: list[int], definition: TopDefinition) -> Optional[Rows]:
+    """None when the definition stays in the text a check parses (see the module docstring);
+    else the lines of the imports inside it, which stay (moved to the line's start)."""
     begin, end = starts[definition.first - 1], _line_end(starts, definition.last)
     if definition.first <= 2:
-        return True  # blanking line 1 would put a coding cookie on line 2 in force
+        return None  # blanking line 1 would put a coding cookie on line 2 in force
     if definition.statement:
-        return (
+        if (
             _continues(data, starts, definition.first - 1)
             or _continues(data, starts, definition.last)
             or _KEEP.search(data, begin, end) is not None
             or _CLASS.search(data, begin, end) is not None
-        )
+        ):
+            return None
+        return ()
     row, column = definition.header
     if not definition.name.isascii() or not _header_at(data, starts[row - 1] + column, definition):
-        return True  # written otherwise than CPython's (NFKC-normalised) name, or `\b` cannot tell
+        return None  # written otherwise than CPython's (NFKC-normalised) name, or `\b` cannot tell
     if _continues(data, starts, definition.first - 1) or _continues(data, starts, definition.last):
-        return True  # a backslash joins it to the line before, or the line after to it
+        return None  # a backslash joins it to the line before, or the line after to it
     own_classes = 1 if definition.bases is not None else 0
-    if _KEEP.search(data, begin, end) or len(_CLASS.findall(data, begin, end)) > own_classes:
-        return True
-    if definition.bases is None:
-        return False  # a function: looked up by name when needed (BlankedFunctions)
-    name = definition.name.encode()
-    return _word_in(data, name, 0, begin) or _word_in(data, name, end, len(data))
+    if b"requires_grad" in data[begin:end] or len(_CLASS.findall(data, begin, end)) > own_classes:
+        return None
+    if definition.bases is not None:
+        name = definition.name.encode()
+        if _word_in(data, name, 0, begin) or _word_in(data, name, end, len(data)):
+            return None  # a class named elsewhere
+    # A function is looked up by name when needed (BlankedFunctions).
+    if _IMPORT.search(data, begin, end) is None:
+        return ()
+    return _hoistable_imports(data[begin:end], definition.first)
+
+
+_IMPORT = re.compile(rb"\bimport\b")
+
+
+def _hoistable_imports(segment: bytes, first: int) -> Optional[Rows]:
+    """The lines (in the file) of every import in a definition's text, when each has its lines to
+    itself (nothing before it on its first line, no `;`), so that it can stay as a top-level
+    statement: the analysis reads imports wherever they are (`ImportMap`), in source order."""
+    if not segment.isascii():
+        return None  # a part of a file may not decode as the whole does
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(segment)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = segment.split(b"\n")
+    rows = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.end_lineno is not None:
+            if lines[node.lineno - 1][: node.col_offset].strip(b" \t") or any(
+                b";" in lines[row - 1] for row in range(node.lineno, node.end_lineno + 1)
+            ):
+                return None
+            rows.append((first + node.lineno - 1, first + node.end_lineno - 1))
+    return tuple(sorted(rows))
 
 
 # What a bytes pattern's `\b` counts as a word character. (Plain searches instead of a pattern per
@@ -313,9 +356,15 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _blank(data: bytes, ranges: list[tuple[int, int]]) -> bytes:
+def _blank(data: bytes, ranges: list[tuple[int, int]], kept: list[tuple[int, int]]) -> bytes:
+    """`data` with the lines of `ranges` emptied, except those of `kept` (imports), whose first
+    line loses its indentation."""
     lines = data.split(b"\n")
+    original = list(lines) if kept else lines
     for first, last in ranges:
         for row in range(first - 1, min(last, len(lines))):
             lines[row] = b""
+    for first, last in kept:
+        lines[first - 1] = original[first - 1].lstrip(b" \t")
+        lines[first:last] = original[first:last]
     return b"\n".join(lines)

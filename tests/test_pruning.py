@@ -52,13 +52,15 @@ def test_the_fixture_blanks_exactly_the_definitions_it_can() -> None:
     assert starts == [
         b"def window(n: int) -> torch.Tensor:",
         b"def unused_report(rows: list) -> str:",
+        b"def lazy_import_helper() -> object:",
         b"class Config:",
         b"@torch.no_grad()",
         b"def decorated_unused(x: torch.Tensor) -> torch.Tensor:",
     ]
     part = _pruned(source)
     compile(part.text, "pruned", "exec")
-    assert sorted(part.functions) == ["decorated_unused", "unused_report", "window"]
+    assert sorted(part.functions) == ["decorated_unused", "lazy_import_helper", "unused_report", "window"]
+    assert b"\nimport torch.nn.functional as F\n" in part.text
     assert part.functions["window"].name.value == "window"
     assert part.functions["decorated_unused"].decorators  # parsed with its decorator line
     with pytest.raises(KeyError):
@@ -69,7 +71,8 @@ def test_the_fixture_blanks_exactly_the_definitions_it_can() -> None:
     "definition, blanked",
     [
         ("def helper():\n    return 1\n", True),  # functions are parsed when asked for
-        ("def helper():\n    import os\n    return os\n", False),  # imports qualify names file-wide
+        ("def helper():\n    import os\n    return os\n", True),  # its import stays (test below)
+        ("def helper():\n    if x: import os\n    return os\n", False),  # an import that cannot stay alone
         ("def helper(m):\n    m.weight.requires_grad = True\n", False),  # BUF008 reads unfreezing anywhere
         ("def helper():\n    class Local:\n        pass\n", False),  # a class inside
         ("def hélper():\n    return 1\n", False),  # a name a bytes `\b` cannot delimit
@@ -295,3 +298,17 @@ def test_buf004_skips_only_classes_that_cannot_spell_cuda(tmp_path: pathlib.Path
         fast = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
     assert fast == full
     assert [line.split(": ")[0] for line in full] == ["16:35", "22:35", "28:35"]
+
+
+def test_imports_inside_a_blanked_definition_stay_as_top_level_statements() -> None:
+    source = (
+        b"import torch.nn as nn\n\n\ndef helper():\n    try:\n        from apex.normalization import (\n"
+        b"            FusedLayerNorm as LN,\n        )\n    except ImportError:\n        LN = None\n    return LN\n\n\n"
+        b"class M(nn.Module):\n    pass\n"
+    )
+    part = _pruned(source)
+    assert part.text.split(b"\n")[3:11] == [
+        b"", b"", b"from apex.normalization import (", b"            FusedLayerNorm as LN,", b"        )", b"", b"", b"",
+    ]
+    compile(part.text, "pruned", "exec")
+    assert list(part.functions) == ["helper"]
