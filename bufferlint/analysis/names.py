@@ -84,24 +84,23 @@ class ImportMap:
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The qualified name of a dotted expression whose first part comes from an import."""
         name = dotted_name(node)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return None if name is None else self._through_imports(name)
 
     def qualify_or_star(self, node: cst.BaseExpression) -> Optional[str]:
         """`qualify`, else the first `star_candidates` name (one dotted-name pass for both)."""
         name = dotted_name(node)
         if name is None:
             return None
+        if name.partition(".")[0] in self.aliases:
+            return self._through_imports(name) or None
+        return f"{self.star_modules[0]}.{name}" if self.star_modules else None
+
+    def _through_imports(self, name: str) -> Optional[str]:
         head, _, rest = name.partition(".")
         target = self.aliases.get(head)
-        if target is not None:
-            return (f"{target}.{rest}" if rest else target) or None
-        return f"{self.star_modules[0]}.{name}" if self.star_modules else None
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
 
     def qualify_call(self, node: cst.Call) -> Optional[str]:
         return self.qualify(node.func)
