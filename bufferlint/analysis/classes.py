@@ -11,6 +11,7 @@ import libcst as cst
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.flow import StatementSite, iter_nodes, iter_sites, self_name
 from bufferlint.analysis.tensors import Scope, TensorInference, is_none, track_locals
+from bufferlint.analysis.walk import nodes_of
 
 
 class ValueKind(enum.Enum):
@@ -303,12 +304,11 @@ def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorIn
 def _calls_on_self(small: cst.CSTNode, scope: Scope, methods: tuple[str, ...]) -> Iterator[cst.Call]:
     if scope.self_name is None:
         return
-    call, attribute, name = cst.Call, cst.Attribute, cst.Name  # exact types: ABCMeta's isinstance is slow here
-    for node in iter_nodes(small):
-        if type(node) is call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is attribute and type(func.value) is name and func.value.value == scope.self_name and func.attr.value in methods:
-                yield node  # type: ignore[misc]
+    attribute, name = cst.Attribute, cst.Name  # exact types: ABCMeta's isinstance is slow here
+    for node in nodes_of(small, cst.Call):
+        func = node.func
+        if type(func) is attribute and type(func.value) is name and func.value.value == scope.self_name and func.attr.value in methods:  # type: ignore[attr-defined]
+            yield node
 
 
 def _literal_string(node: cst.BaseExpression) -> Optional[str]:

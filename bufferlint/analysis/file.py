@@ -140,7 +140,8 @@ class FileAnalysis:
         tensor_methods = frozenset(
             name for name in info.methods if methods.returns_tensor(name, self.inference, scope_for)
         )
-        collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)
+        if tensor_attrs or tensor_methods:  # else the second pass would see what the first saw
+            collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)
 
     @cached_property
     def _positions(self) -> NodePositions:

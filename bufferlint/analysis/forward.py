@@ -106,6 +106,9 @@ class FlowState:
         return FlowState(set(self.inputs), set(self.bound), dict(self.cpu), set(self.devices), set(self.dtypes))
 
 
+_Operation = Union[cst.Call, cst.BinaryOperation, cst.Comparison]
+
+
 @dataclass
 class Site:
     site: StatementSite
@@ -113,7 +116,11 @@ class Site:
     # Every call, and every call or binary operation or comparison, in the statement, outermost
     # first, in source order: the forward rules each look at them, so the statement is walked once.
     calls: tuple[cst.Call, ...] = ()
-    operations: tuple[Union[cst.Call, cst.BinaryOperation, cst.Comparison], ...] = ()
+    operations: tuple[_Operation, ...] = ()
+
+
+# A statement of a method, its calls and its operations (the parts of a `Site` that never change).
+_Statement = tuple[StatementSite, tuple[cst.Call, ...], tuple[_Operation, ...]]
 
 
 @dataclass
@@ -175,6 +182,7 @@ class ForwardFacts:
         # Names bound in each method, by id (the node is kept so its id is not reused): the path
         # walks a method again in each pass that changes its inputs, its bindings stay the same.
         self._bound: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+        self._sites: dict[int, tuple[cst.FunctionDef, list[_Statement]]] = {}  # the same, for `_statements`
         self.methods = self._path()
 
     # -- the path -------------------------------------------------------------------------
@@ -219,12 +227,22 @@ class ForwardFacts:
         method.constants = self._constant_locals(method)
         state = FlowState(set(method.inputs), set(method.inputs))
         method.sites = []
-        for site in iter_sites(method.func):
-            operations = tuple(nodes_of(site.small, _OPERATIONS))
-            calls = tuple(node for node in operations if type(node) is cst.Call)
+        for site, calls, operations in self._statements(method.func):
             method.sites.append(Site(site, state.copy(), calls, operations))
             yield from self._helper_calls(method, calls, state)
             self._update(site.small, state, method)
+
+    def _statements(self, func: cst.FunctionDef) -> list[_Statement]:
+        """Each statement of `func` with its calls and operations (see `Site`), found once: the
+        path walks a method again in each pass that changes its inputs."""
+        known = self._sites.get(id(func))
+        if known is None:
+            found = []
+            for site in iter_sites(func):
+                operations = tuple(nodes_of(site.small, _OPERATIONS))
+                found.append((site, tuple(node for node in operations if type(node) is cst.Call), operations))
+            known = self._sites[id(func)] = (func, found)
+        return known[1]
 
     def _bound_names(self, func: cst.FunctionDef) -> frozenset[str]:
         known = self._bound.get(id(func))
@@ -551,7 +569,7 @@ class ForwardFacts:
     def _constant_locals(self, method: PathMethod) -> frozenset[str]:
         values: dict[str, list[cst.BaseExpression]] = {}
         blocked: set[str] = set(_param_names(method.func))
-        for site in iter_sites(method.func):
+        for site, _, _ in self._statements(method.func):
             for target, value in _assigned(site.small):
                 if isinstance(target, cst.Name):
                     values.setdefault(target.value, []).append(value)

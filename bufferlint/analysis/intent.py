@@ -13,6 +13,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.walk import nodes_of
 
 # Methods through which a class can move plain attributes with the module.
 _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "type")
@@ -49,9 +50,9 @@ def init_time_methods(info: ClassInfo) -> set[str]:
 def _self_calls(func: cst.FunctionDef, me: Optional[str]) -> Iterator[str]:
     if me is None:
         return
-    for node in iter_nodes(func.body):
-        if isinstance(node, cst.Call) and _is_self_attr(node.func, me):
-            yield node.func.attr.value  # type: ignore[union-attr]
+    for node in nodes_of(func.body, cst.Call):
+        if _is_self_attr(node.func, me):
+            yield node.func.attr.value  # type: ignore[attr-defined]
 
 
 def _is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[str] = None) -> bool:
@@ -79,10 +80,9 @@ def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family:
     """`if not hasattr(self, "k"): self.k = ...`: a registered buffer would make hasattr() true
     from the start, so the rewrite would break the cache; whatever it holds was built on demand."""
     for func in info.methods.values():
-        for node in iter_nodes(func.body):
+        for node in nodes_of(func.body, cst.Call):
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Name)
+                isinstance(node.func, cst.Name)
                 and node.func.value == "hasattr"
                 and len(node.args) == 2
                 and _mentions_attr_string(node.args[1], attr)
@@ -146,8 +146,8 @@ def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family
         return None
     for func in info.methods.values():
         me = self_name(func)
-        for node in iter_nodes(func.body):
-            if isinstance(node, cst.Comparison) and _compares_placement(node, me, attr):
+        for node in nodes_of(func.body, cst.Comparison):
+            if _compares_placement(node, me, attr):
                 return f"{func.name.value}() re-checks its device"
     return None
 
@@ -278,8 +278,8 @@ def _construction_only(info: ClassInfo, attr: str, defining: AttrAssignment, fam
             for site in iter_sites(func):
                 if isinstance(site.small, cst.Del):
                     continue
-                for node in iter_nodes(site.small):
-                    if id(node) in targets or not _is_self_attr(node, me, attr):  # type: ignore[arg-type]
+                for node in nodes_of(site.small, cst.Attribute):
+                    if id(node) in targets or not _is_self_attr(node, me, attr):
                         continue
                     if func.name.value not in owner_init:
                         return None

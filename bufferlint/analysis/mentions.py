@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from bufferlint.analysis.walk import iter_nodes
+from bufferlint.analysis.walk import nodes_of
 
 class Mentions:
     """Words per function node, computed on first use (one instance per analysed file)."""
@@ -29,16 +29,19 @@ class Mentions:
         return any(word in found for found in self.words(node))
 
 
+_WORD_NODES = (cst.Name, cst.FormattedStringText, cst.SimpleString, cst.ConcatenatedString)
+
+
 def _collect(root: cst.CSTNode) -> frozenset[str]:
     words: set[str] = set()
     # Exact type tests (these classes have no subclasses): `isinstance` on libcst's abstract node
-    # classes goes through ABCMeta, and this looks at every node of a method.
-    name, simple, concatenated, text = cst.Name, cst.SimpleString, cst.ConcatenatedString, cst.FormattedStringText
-    for node in iter_nodes(root):
+    # classes goes through ABCMeta.
+    name, text = cst.Name, cst.FormattedStringText
+    for node in nodes_of(root, _WORD_NODES):
         kind = type(node)
         if kind is name or kind is text:
             words.add(node.value)  # type: ignore[attr-defined]
-        elif kind is simple or kind is concatenated:
+        else:
             words.add(_string_text(node))  # type: ignore[arg-type]
     return frozenset(words)
 
