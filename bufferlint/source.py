@@ -157,18 +157,29 @@ def check_nesting(tree: ast.AST, limit: int = MAX_NESTING, text: Optional[Source
     # (node, depth, whether its span may bound it: not inside an f-string, whose inner positions
     # CPython before 3.12 does not always report right)
     stack: list[tuple[ast.AST, int, bool]] = [(tree, 0, True)]
+    pop, push, node_class = stack.pop, stack.append, ast.AST
     while stack:
-        node, depth, measured = stack.pop()
-        if isinstance(node, ast.BoolOp):  # flat in ast, one level per operand in libcst
-            depth += len(node.values) - 1
+        node, depth, measured = pop()
+        kind = type(node)
+        if kind is ast.BoolOp:  # flat in ast, one level per operand in libcst
+            depth += len(node.values) - 1  # type: ignore[attr-defined]
         if depth > limit:
             row = getattr(node, "lineno", 1)
             column = getattr(node, "col_offset", 0) + 1
             raise SourceError(f"too deeply nested: more than {limit} levels; not analysed", row, column)
         if measured and _cannot_reach(node, depth, limit, starts):
             continue
-        inner = measured and not isinstance(node, ast.JoinedStr)
-        stack.extend((child, depth + 1, inner) for child in ast.iter_child_nodes(node))
+        inner = measured and kind is not ast.JoinedStr
+        # `ast.iter_child_nodes`, inlined (the same children in the same order): this walk runs
+        # over every file a class of the project may make a module.
+        for name in kind._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_class):
+                        push((item, depth + 1, inner))
+            elif isinstance(value, node_class):
+                push((value, depth + 1, inner))
 
 
 def _cannot_reach(node: ast.AST, depth: int, limit: int, starts: Optional[list[int]] = None) -> bool:
@@ -178,7 +189,8 @@ def _cannot_reach(node: ast.AST, depth: int, limit: int, starts: Optional[list[i
     and its value, a name and its `Load` context); the others span at least one character less,
     and an `and`/`or` chain counts one level per operand, each longer than a character. So a
     node spanning n bytes is at most 2n + 4 levels deep. Walking only the nodes that could be
-    deep cuts the guard's cost on real files (1,330 files of 7 repositories: 0.87 s -> 0.33 s).
+    deep cuts the guard's cost on real files (1,328 files of 7 repositories: 0.87 s -> 0.24 s, with
+    the walk inlined).
     A node over several lines is measured with `starts` (line offsets of an ASCII text, where
     ast's byte columns are offsets into the text), else only one-line nodes are; nodes without a
     position are walked.
