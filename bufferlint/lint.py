@@ -84,17 +84,19 @@ def check_module(
     text: Optional[Source] = None,
     functions: Optional[Mapping[str, cst.FunctionDef]] = None,
     regions: Optional[Mapping[str, tuple[int, int]]] = None,
+    row_in_text: Optional[Callable[[int], int]] = None,
 ) -> list[Finding]:
     """Findings of `module`; `text`: the source it was parsed from (comments are read from it, and
     analyses skip looking for names it lacks); `functions`: top-level functions left out of
-    `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name."""
+    `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name;
+    `row_in_text`: the line in `text` of a line of `module`, when pruning left lines out."""
     analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions)
     raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
     if not raw:
         return []
     noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))
     analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
-    placed = [f for f in (_place(analysis, f) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
+    placed = [f for f in (_place(analysis, f, row_in_text) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
     return sorted(placed, key=lambda f: f.sort_key)
 
 
@@ -106,13 +108,16 @@ def _as_str(module: cst.Module, text: Optional[Source]) -> str:
     return text if isinstance(text, str) else text.decode(module.encoding, errors="replace")
 
 
-def _place(analysis: FileAnalysis, finding: Finding) -> Finding:
+def _place(analysis: FileAnalysis, finding: Finding, row_in_text: Optional[Callable[[int], int]] = None) -> Finding:
     if finding.node is not None:
         code_range = analysis.position(finding.node)
         if code_range is not None:
-            finding.location = Position(code_range.start.line, code_range.start.column + 1)
-            finding.end_location = Position(code_range.end.line, code_range.end.column + 1)
-            finding.noqa_rows = (code_range.start.line, code_range.end.line)
+            start, end = code_range.start.line, code_range.end.line
+            if row_in_text is not None:
+                start, end = row_in_text(start), row_in_text(end)
+            finding.location = Position(start, code_range.start.column + 1)
+            finding.end_location = Position(end, code_range.end.column + 1)
+            finding.noqa_rows = (start, end)
     return finding
 
 
@@ -132,6 +137,7 @@ class _Opened:
     module: cst.Module
     functions: Optional[Mapping[str, cst.FunctionDef]] = None  # top-level functions blanked before parsing
     regions: Optional[Mapping[str, tuple[int, int]]] = None  # lines of top-level classes, by name
+    row_in_text: Optional[Callable[[int], int]] = None  # lines left out before parsing: where each is
 
 
 def _opened(data: Source, filename: str, settings: Settings, prune: bool = False) -> Union[_Opened, FileResult]:
@@ -144,7 +150,8 @@ def _opened(data: Source, filename: str, settings: Settings, prune: bool = False
         if prune and isinstance(data, bytes):
             with contextlib.suppress(SourceError):  # the full text below reports any problem
                 part = known.for_check(data, settings.module_bases)
-                return _Opened(parse(part.text, checked=True), part.functions, known.class_regions)
+                row_in_text = part.original_row if part.rows is not None else None
+                return _Opened(parse(part.text, checked=True), part.functions, known.class_regions, row_in_text)
         checked = True
     else:
         checked = False
@@ -197,7 +204,8 @@ def _check(data: Source, filename: str, settings: Settings) -> FileResult:
     opened = _opened(data, filename, settings, prune=True)
     if isinstance(opened, FileResult):
         return opened
-    return FileResult(filename, check_module(opened.module, filename, settings, data, opened.functions, opened.regions))
+    findings = check_module(opened.module, filename, settings, data, opened.functions, opened.regions, opened.row_in_text)
+    return FileResult(filename, findings)
 
 
 class _FixFailed(Exception):

@@ -1,9 +1,10 @@
 """Top-level definitions a check does not need to parse up front, blanked before libcst runs.
 
 libcst's parse is most of a check's cost, and a good part of the bytes of files that hold module
-classes are helpers and plain classes. When checking (never when fixing), a top-level `def` or
-`class` is replaced by empty lines, so every other line keeps its number and every finding its
-position. Never blanked:
+classes are helpers and plain classes. When checking (never when fixing), the lines of a top-level
+`def` or `class` are left out of the text libcst parses; `Pruned.rows` keeps the file's line
+number of every line left, and findings are placed on those (columns do not move: whole lines go).
+Never blanked:
 - a class that may be an nn.Module: the prefilter's test over every class of the file, nested
   ones included, with same-file chains, and every binding of a name that is imported twice;
 - anything holding another class (a module class defined inside a function is still one) or
@@ -151,6 +152,15 @@ def _first_line(node: ast.stmt) -> int:
 class Pruned:
     text: bytes  # what libcst parses
     functions: "BlankedFunctions"  # the blanked top-level functions, parsed on demand
+    rows: Optional["Rows"] = None  # the line in `data` of each line of `text`, when lines were left out
+
+    def original_row(self, row: int) -> int:
+        """The line of the file that line `row` of `text` is."""
+        if self.rows is None:
+            return row
+        if row <= len(self.rows):
+            return self.rows[row - 1]
+        return row + self.rows[-1] - len(self.rows)  # past the last line (an end of file)
 
 
 def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSummary, extra_bases: Iterable[str]) -> Pruned:
@@ -179,8 +189,10 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
         hoisted.extend(imports)
         if definition.bases is None and not definition.statement:
             functions[definition.name] = (definition.first, definition.last)
-    text = _blank(data, drop, hoisted) if drop else data
-    return Pruned(text, BlankedFunctions(data, functions))
+    if not drop:
+        return Pruned(data, BlankedFunctions(data, functions))
+    text, rows = _without(data, drop, hoisted)
+    return Pruned(text, BlankedFunctions(data, functions), rows)
 
 
 def _plain_lines(data: bytes) -> bool:
@@ -231,10 +243,11 @@ class BlankedFunctions(Mapping[str, cst.FunctionDef]):
         return node
 
 
-Rows = tuple[tuple[int, int], ...]
+Rows = tuple[int, ...]  # line numbers
+Spans = tuple[tuple[int, int], ...]  # first and last lines
 
 
-def _blankable(data: bytes, starts: list[int], definition: TopDefinition) -> Optional[Rows]:
+def _blankable(data: bytes, starts: list[int], definition: TopDefinition) -> Optional[Spans]:
     """None when the definition stays in the text a check parses (see the module docstring);
     else the lines of the imports inside it, which stay (moved to the line's start)."""
     begin, end = starts[definition.first - 1], _line_end(starts, definition.last)
@@ -270,7 +283,7 @@ def _blankable(data: bytes, starts: list[int], definition: TopDefinition) -> Opt
 _IMPORT = re.compile(rb"\bimport\b")
 
 
-def _hoistable_imports(segment: bytes, first: int) -> Optional[Rows]:
+def _hoistable_imports(segment: bytes, first: int) -> Optional[Spans]:
     """The lines (in the file) of every import in a definition's text, when each has its lines to
     itself (nothing before it on its first line, no `;`), so that it can stay as a top-level
     statement: the analysis reads imports wherever they are (`ImportMap`), in source order."""
@@ -356,15 +369,18 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def _blank(data: bytes, ranges: list[tuple[int, int]], kept: list[tuple[int, int]]) -> bytes:
-    """`data` with the lines of `ranges` emptied, except those of `kept` (imports), whose first
-    line loses its indentation."""
+def _without(data: bytes, ranges: list[tuple[int, int]], kept: list[tuple[int, int]]) -> tuple[bytes, "Rows"]:
+    """`data` without the lines of `ranges`, except those of `kept` (imports), whose first line
+    loses its indentation; and the line in `data` of each line left. Lines are left out rather
+    than emptied: libcst builds nodes for every empty line (on 709 files, 0.3 s of 8 s), and
+    findings get their lines back through `Pruned.original_row`. Lines 1 and 2 always stay, so a
+    coding cookie cannot move into place."""
     lines = data.split(b"\n")
-    original = list(lines) if kept else lines
+    dropped = bytearray(len(lines))
     for first, last in ranges:
-        for row in range(first - 1, min(last, len(lines))):
-            lines[row] = b""
+        dropped[first - 1 : last] = b"\x01" * (min(last, len(lines)) - first + 1)
     for first, last in kept:
-        lines[first - 1] = original[first - 1].lstrip(b" \t")
-        lines[first:last] = original[first:last]
-    return b"\n".join(lines)
+        dropped[first - 1 : last] = bytes(last - first + 1)
+        lines[first - 1] = lines[first - 1].lstrip(b" \t")
+    rows = tuple(row for row, gone in enumerate(dropped, start=1) if not gone)
+    return b"\n".join(lines[row - 1] for row in rows), rows

@@ -39,9 +39,17 @@ def _pruned(source: bytes) -> Pruned:
     return pruned(source, top_definitions(tree), summarize(tree), ())
 
 
+def _by_row(part: Pruned, source: bytes) -> list[bytes]:
+    """The pruned text laid over the file's lines: each line left out reads as empty."""
+    lines = part.text.split(b"\n")
+    rows = part.rows or tuple(range(1, len(lines) + 1))
+    assert len(rows) == len(lines) and list(rows) == sorted(set(rows))
+    kept = dict(zip(rows, lines))
+    return [kept.get(row, b"") for row in range(1, source.count(b"\n") + 2)]
+
+
 def _blanked_rows(source: bytes) -> list[int]:
-    before, after = source.split(b"\n"), _pruned(source).text.split(b"\n")
-    assert len(before) == len(after)  # every line keeps its number
+    before, after = source.split(b"\n"), _by_row(_pruned(source), source)
     return [row for row, (old, new) in enumerate(zip(before, after), start=1) if old != new]
 
 
@@ -307,8 +315,36 @@ def test_imports_inside_a_blanked_definition_stay_as_top_level_statements() -> N
         b"class M(nn.Module):\n    pass\n"
     )
     part = _pruned(source)
-    assert part.text.split(b"\n")[3:11] == [
+    assert _by_row(part, source)[3:11] == [
         b"", b"", b"from apex.normalization import (", b"            FusedLayerNorm as LN,", b"        )", b"", b"", b"",
     ]
     compile(part.text, "pruned", "exec")
     assert list(part.functions) == ["helper"]
+
+
+def test_left_out_lines_keep_findings_and_noqa_on_the_files_lines(tmp_path: pathlib.Path) -> None:
+    """Pruning leaves a helper's lines out of the text libcst parses; findings after it, their end
+    lines and `# noqa` comments still refer to the file's own lines."""
+    helper = "def helper(n):\n" + "".join(f"    n = n + {i}\n" for i in range(12)) + "    return n\n"
+    source = (
+        "import torch\nfrom torch import nn\n\n\n" + helper + "\n\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.a = torch.zeros(\n            3,\n        )\n"
+        "        self.b = torch.ones(3)  # noqa: BUF001\n"
+        "        self.c = torch.arange(3)\n"
+    )
+    path = tmp_path / "case.py"
+    path.write_text(source, encoding="utf-8")
+    data = path.read_bytes()
+    part = _pruned(data)
+    assert part.rows is not None and 5 not in part.rows and len(part.rows) == data.count(b"\n") + 1 - 14
+    assert [part.original_row(row) for row in (1, 4, 5, 6)] == [1, 4, 19, 20]
+    assert part.original_row(len(part.rows) + 2) == data.count(b"\n") + 3  # past the end: same offset
+    settings = Settings()
+    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        found = check_bytes(data, "case.py", settings).findings
+    assert [finding_line(f) for f in found] == full
+    assert [line.split(": ")[0] for line in full] == ["24:9", "28:9"]  # 27 has the noqa
+    assert found[0].end_location.row == 26 and found[0].noqa_rows == (24, 26)
