@@ -9,7 +9,8 @@ bare `libcst.parse_module` of every file. On a busy machine trust the CPU ratios
 includes waiting for a core. Phases: bare libcst parse, `ast.parse`, bufferlint cold (`-j 1
 --no-cache`), warm (cache filled, nothing changed), one small file (the pre-commit case),
 `-j N` scaling, peak RSS at `-j 1` over 25/50/100% of the files, and optionally TorchFix.
-`--check-prefilter` lints every file the prefilter drops without the prefilter and counts those
+`--pairs K` repeats the bare parse and the cold run alternately K times and prints each pair's
+CPU ratio with the median. `--check-prefilter` lints every file the prefilter drops without the prefilter and counts those
 with findings: it must be 0.
 """
 
@@ -171,6 +172,20 @@ def report_parallel(report: Report, name: str, timing: Timing, one_job: Timing) 
         raise SystemExit(1)
 
 
+def report_pairs(base: Timing, cold: Timing, pairs: int, bare_argv: list[str], cold_argv: list[str], env: dict[str, str]) -> None:
+    """The cold/bare CPU ratio over `pairs` runs of each, alternating: on a machine whose speed
+    drifts between runs, one pair can land a few percent either way."""
+    ratios = [cold.cpu / base.cpu]
+    for _ in range(pairs - 1):
+        bare = run_measured(bare_argv, env)
+        again = run_measured(cold_argv, env)
+        if again.output != cold.output:
+            raise SystemExit("ERROR: a repeated cold run printed different output")
+        ratios.append(again.cpu / bare.cpu)
+    listed = ", ".join(f"{r:.3f}" for r in ratios)
+    print(f"  cold/bare CPU ratio, {pairs} alternating pairs: {listed}; median {statistics.median(ratios):.3f}, worst {max(ratios):.3f}")
+
+
 def collect(paths: Sequence[str]) -> list[str]:
     from bufferlint.discovery import discover
 
@@ -224,6 +239,8 @@ def benchmark(files: list[str], work: str, args: argparse.Namespace) -> int:
     report.row("bufferlint cold -j 1 --no-cache", cold)
     findings = sum(1 for line in cold.output.splitlines() if line.startswith("{"))
     print(f"  findings: {findings}")
+    if args.pairs > 1:
+        report_pairs(base, cold, args.pairs, [*me, "--phase", "libcst", list_file], [*lint, "-j", "1", "--no-cache", *files], env)
 
     for jobs in args.jobs[1:-1]:
         timing = run_measured([*lint, "-j", str(jobs), "--no-cache", *files], env)
@@ -276,6 +293,7 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--jobs", type=lambda v: [int(x) for x in v.split(",")], default=None,
                         help="comma-separated -j values for the scaling series (default: 1,2,4... up to the cores)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of the small-file case (the best is reported)")
+    parser.add_argument("--pairs", type=int, default=1, help="alternating bare-parse and cold runs for the cold ratio (median and worst reported)")
     parser.add_argument("--check-prefilter", action="store_true", help="prove the prefilter on this corpus (slow)")
     parser.add_argument("--torchfix", action="store_true", help="also time TorchFix (when installed)")
     parser.add_argument("--phase", choices=("libcst", "ast", "prefilter"), help=argparse.SUPPRESS)
