@@ -178,7 +178,7 @@ class ForwardFacts:
         self.buffers = info.registered_buffers
         self.submodules = info.submodules
         self.constructor_attrs = _constructor_attrs(info)
-        self.module_constants = _module_constants(analysis.module)
+        self.module_constants = _module_constants(analysis)
         # Names bound in each method, by id (the node is kept so its id is not reused): the path
         # walks a method again in each pass that changes its inputs, its bindings stay the same.
         self._bound: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
@@ -664,6 +664,7 @@ class _Constant:
 # Facts live on the analysis they describe. (A global WeakKeyDictionary never dropped an entry:
 # each ForwardFacts refers back to its analysis, the key, so every file's tree stayed alive.)
 _FACTS_ATTR = "_bufferlint_forward_facts"
+_CONSTANTS_ATTR = "_bufferlint_module_constants"
 
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
@@ -767,14 +768,18 @@ def _constructor_attrs(info: ClassInfo) -> frozenset[str]:
     return frozenset(names)
 
 
-def _module_constants(module: cst.Module) -> frozenset[str]:
-    names: dict[str, bool] = {}
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for target, value in (tv for small in stmt.body for tv in _assigned(small)):
-                if isinstance(target, cst.Name):
-                    names[target.value] = target.value not in names and _is_literal(value)
-    return frozenset(n for n, ok in names.items() if ok)
+def _module_constants(analysis: FileAnalysis) -> frozenset[str]:
+    """Top-level names bound once, to a literal; read once per file (not per class)."""
+    known: Optional[frozenset[str]] = analysis.__dict__.get(_CONSTANTS_ATTR)
+    if known is None:
+        names: dict[str, bool] = {}
+        for stmt in analysis.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for target, value in (tv for small in stmt.body for tv in _assigned(small)):
+                    if isinstance(target, cst.Name):
+                        names[target.value] = target.value not in names and _is_literal(value)
+        known = analysis.__dict__[_CONSTANTS_ATTR] = frozenset(n for n, ok in names.items() if ok)
+    return known
 
 
 def _is_literal(expr: cst.BaseExpression) -> bool:

@@ -7,6 +7,8 @@ kept quiet (`bufferlint` prefers a miss to a false alarm on code it cannot prove
 
 from __future__ import annotations
 
+from collections import defaultdict
+from functools import cached_property
 from typing import Iterable, Iterator, Optional, Sequence
 
 import libcst as cst
@@ -21,10 +23,38 @@ _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "ty
 _PLACEMENT_ATTRS = frozenset(("device", "is_cuda", "get_device", "dtype"))
 
 
-def deliberate_reason(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo] = ()) -> Optional[str]:
+class Family:
+    """The module classes of one file, with what the tests below look up across all of them
+    indexed once: asked per attribute, a scan of every class made a file of n classes cost n²."""
+
+    def __init__(self, members: Sequence[ClassInfo] = ()) -> None:
+        self.members = tuple(members)
+
+    @cached_property
+    def move_overrides(self) -> list[tuple[ClassInfo, str, cst.FunctionDef]]:
+        """Each member's `_apply`/`to`/... overrides, in member order, then `_MOVE_OVERRIDES` order."""
+        return [(owner, name, func) for owner in self.members for name in _MOVE_OVERRIDES if (func := owner.methods.get(name)) is not None]
+
+    def subclasses(self, info: ClassInfo) -> list[ClassInfo]:
+        """The members that have `info` among their ancestors (`in`: identity, else equality), in member order."""
+        found = {position for position, ancestor in self._ancestors_by_name.get(info.name, ()) if ancestor is info or ancestor == info}
+        return [self.members[position] for position in sorted(found)]
+
+    @cached_property
+    def _ancestors_by_name(self) -> dict[str, list[tuple[int, ClassInfo]]]:
+        # Equal classes have equal names, so a class's name finds every candidate ancestor.
+        index: dict[str, list[tuple[int, ClassInfo]]] = defaultdict(list)
+        for position, member in enumerate(self.members):
+            for ancestor in member.ancestors():
+                index[ancestor.name].append((position, ancestor))
+        return index
+
+
+def deliberate_reason(info: ClassInfo, attr: str, defining: AttrAssignment, family: Optional[Family] = None) -> Optional[str]:
     """Why `self.<attr>` is a plain tensor on purpose, or None when nothing says so.
 
     `family`: module classes of the same file; subclasses among them count as readers."""
+    family = family or Family()
     for test in (_self_rebinding, _hasattr_cache, _moved_by_override, _device_checked, _input_derived, _per_call_state, _construction_only):
         reason = test(info, attr, defining, family)
         if reason is not None:
@@ -64,7 +94,7 @@ def _is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[st
     )
 
 
-def _self_rebinding(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _self_rebinding(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """`self.k = self.k.to(x.device)` is where the tensor is moved, not where it comes from:
     BUF002 reports the move; the attribute's origin is elsewhere or unknown."""
     if defining.value is not None and not defining.in_init and _mentions_self_attr(defining.value, defining.scope.self_name, attr):
@@ -76,7 +106,7 @@ def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool
     return any(_is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
 
 
-def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """`if not hasattr(self, "k"): self.k = ...`: a registered buffer would make hasattr() true
     from the start, so the rewrite would break the cache; whatever it holds was built on demand."""
     for func in info.methods.values():
@@ -91,11 +121,11 @@ def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family:
     return None
 
 
-def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     return moved_by_override(info, attr, family)
 
 
-def moved_by_override(info: ClassInfo, attr: str, family: Sequence[ClassInfo] = ()) -> Optional[str]:
+def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = None) -> Optional[str]:
     """Which `_apply`/`to`/... override moves `self.<attr>` with the module: one of the class (or
     its bases), or one of an owning class of the file that names this class and moves the
     attribute of its instance (`if isinstance(m, Detect): m.grid = list(map(fn, m.grid))`)."""
@@ -108,11 +138,9 @@ def moved_by_override(info: ClassInfo, attr: str, family: Sequence[ClassInfo] = 
             generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars") for n in iter_nodes(func.body))
             if generic or _mentions_self_attr(func.body, me, attr) or _mentions_attr_string(func.body, attr):
                 return f"{owner.name}.{name}() moves it with the module"
-    for owner in family:
-        for name in _MOVE_OVERRIDES:
-            func = owner.methods.get(name)
-            if func is not None and owner is not info and _moves_instance_attr(func, info.name, attr):
-                return f"{owner.name}.{name}() moves it with the module that owns it"
+    for owner, name, func in family.move_overrides if family is not None else ():
+        if owner is not info and _moves_instance_attr(func, info.name, attr):
+            return f"{owner.name}.{name}() moves it with the module that owns it"
     return None
 
 
@@ -138,7 +166,7 @@ def _mentions_attr_string(node: cst.CSTNode, attr: str) -> bool:
     )
 
 
-def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """A cache built outside construction that compares its own device (or dtype) with the input's
     rebuilds itself where needed. A tensor made in `__init__` behind such a guard is still a
     finding: the guard only exists to move it (BUF002)."""
@@ -176,7 +204,7 @@ def _compares_placement(node: cst.Comparison, me: Optional[str], attr: str) -> b
     return False
 
 
-def _input_derived(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _input_derived(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """Assigned, outside construction, from what a method was called with: it lives where the
     inputs live (activations kept for a hook, fitted statistics, a target set by the caller)."""
     init_time = init_time_methods(info)
@@ -239,7 +267,7 @@ def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
     return [small.target]  # type: ignore[attr-defined]
 
 
-def _per_call_state(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _per_call_state(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """Never a tensor while constructing, and (re)built unconditionally by a method: a value of the
     current call (a sampled mask, a random count), not state the module should carry."""
     if _tensor_at_init(info, attr):
@@ -264,14 +292,14 @@ def _placed(assignment: AttrAssignment) -> bool:
     return False
 
 
-def _construction_only(info: ClassInfo, attr: str, defining: AttrAssignment, family: Sequence[ClassInfo]) -> Optional[str]:
+def _construction_only(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
     """Read while constructing (a size computed with torch) and never by forward or other methods."""
     if not _all_methods_visible(info):
         return None  # a base class defined elsewhere (a torch layer, another file) may read it
     init_time = init_time_methods(info)
     targets = {id(a.target) for a in info.assignments}
     read_at_init = False
-    for owner in (info, *info.ancestors(), *(c for c in family if info in c.ancestors())):
+    for owner in (info, *info.ancestors(), *family.subclasses(info)):
         owner_init = init_time if owner is info else init_time_methods(owner)
         for func in owner.methods.values():
             me = self_name(func)

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.hazards import buffer_hazards
-from bufferlint.analysis.intent import deliberate_reason
+from bufferlint.analysis.intent import Family, deliberate_reason
 from bufferlint.fixes.register_buffer import buffer_fix, registration_edit
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
@@ -51,8 +51,8 @@ class TensorAttribute(Rule):
     summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        family = analysis.module_classes
-        for info in family:
+        family = Family(analysis.module_classes)
+        for info in family.members:
             for attr, defining in defining_assignments(info).items():
                 if deliberate_reason(info, attr, defining, family) is None:
                     yield self._finding(analysis, info, attr, defining)

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.intent import moved_by_override
+from bufferlint.analysis.intent import Family, moved_by_override
 from bufferlint.model import Finding
 from bufferlint.rules.base import Rule
 
@@ -53,7 +53,8 @@ class TensorContainerAttribute(Rule):
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         containers = ContainerInference(analysis.inference)
-        for info in analysis.module_classes:
+        family = Family(analysis.module_classes)
+        for info in family.members:
             walks: dict[int, MethodContainers] = {}
             reported: set[str] = set()
             for assignment in _in_init_first(info):
@@ -61,7 +62,7 @@ class TensorContainerAttribute(Rule):
                     continue
                 if not may_hold_tensors(assignment.value):
                     continue  # most attributes: no need to walk the method
-                if moved_by_override(info, assignment.attr, analysis.module_classes) is not None:
+                if moved_by_override(info, assignment.attr, family) is not None:
                     continue  # an `_apply`/`to` override moves the container's tensors itself
                 walk = walks.get(id(assignment.method))
                 if walk is None:
