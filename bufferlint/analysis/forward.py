@@ -183,6 +183,7 @@ class ForwardFacts:
         # walks a method again in each pass that changes its inputs, its bindings stay the same.
         self._bound: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
         self._sites: dict[int, tuple[cst.FunctionDef, list[_Statement]]] = {}  # the same, for `_statements`
+        self._constants: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # and for `_constant_locals`
         self.methods = self._path()
 
     # -- the path -------------------------------------------------------------------------
@@ -224,7 +225,10 @@ class ForwardFacts:
     def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
         """Record the state before each statement; yield the helpers called and their input params."""
         method.locals = self._bound_names(method.func)
-        method.constants = self._constant_locals(method)
+        known = self._constants.get(id(method.func))
+        if known is None:  # like its bindings, a method's constants do not depend on its inputs
+            known = self._constants[id(method.func)] = (method.func, self._constant_locals(method))
+        method.constants = known[1]
         state = FlowState(set(method.inputs), set(method.inputs))
         method.sites = []
         for site, calls, operations in self._statements(method.func):
