@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional, Sequence, Union
+from typing import Callable, Iterator, Optional, Sequence, TypeVar, Union
 
 import libcst as cst
 
@@ -121,6 +121,12 @@ class Site:
 
 # A statement of a method, its calls and its operations (the parts of a `Site` that never change).
 _Statement = tuple[StatementSite, tuple[cst.Call, ...], tuple[_Operation, ...]]
+T = TypeVar("T")
+
+
+def _statement(site: StatementSite) -> _Statement:
+    operations: tuple[_Operation, ...] = tuple(nodes_of(site.small, _OPERATIONS))  # type: ignore[arg-type]
+    return site, tuple(node for node in operations if type(node) is cst.Call), operations
 
 
 @dataclass
@@ -179,11 +185,8 @@ class ForwardFacts:
         self.submodules = info.submodules
         self.constructor_attrs = _constructor_attrs(info)
         self.module_constants = _module_constants(analysis)
-        # Names bound in each method, by id (the node is kept so its id is not reused): the path
-        # walks a method again in each pass that changes its inputs, its bindings stay the same.
-        self._bound: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
-        self._sites: dict[int, tuple[cst.FunctionDef, list[_Statement]]] = {}  # the same, for `_statements`
-        self._constants: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}  # and for `_constant_locals`
+        # What `_once` found, by kind and method id (the node is kept so its id is not reused).
+        self._per_method: dict[tuple[str, int], tuple[cst.FunctionDef, object]] = {}
         self.methods = self._path()
 
     # -- the path -------------------------------------------------------------------------
@@ -224,35 +227,27 @@ class ForwardFacts:
 
     def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
         """Record the state before each statement; yield the helpers called and their input params."""
-        method.locals = self._bound_names(method.func)
-        known = self._constants.get(id(method.func))
-        if known is None:  # like its bindings, a method's constants do not depend on its inputs
-            known = self._constants[id(method.func)] = (method.func, self._constant_locals(method))
-        method.constants = known[1]
+        func = method.func
+        method.locals = self._once("locals", func, lambda: frozenset(_bound_names(func)))
+        method.constants = self._once("constants", func, lambda: self._constant_locals(method))
         state = FlowState(set(method.inputs), set(method.inputs))
         method.sites = []
-        for site, calls, operations in self._statements(method.func):
+        for site, calls, operations in self._statements(func):
             method.sites.append(Site(site, state.copy(), calls, operations))
             yield from self._helper_calls(method, calls, state)
             self._update(site.small, state, method)
 
-    def _statements(self, func: cst.FunctionDef) -> list[_Statement]:
-        """Each statement of `func` with its calls and operations (see `Site`), found once: the
-        path walks a method again in each pass that changes its inputs."""
-        known = self._sites.get(id(func))
+    def _once(self, kind: str, func: cst.FunctionDef, compute: Callable[[], T]) -> T:
+        """`compute()` for `func`, computed once: the path walks a method again in each pass that
+        changes its inputs, and a method's statements, bindings and constants do not depend on them."""
+        known = self._per_method.get((kind, id(func)))
         if known is None:
-            found = []
-            for site in iter_sites(func):
-                operations = tuple(nodes_of(site.small, _OPERATIONS))
-                found.append((site, tuple(node for node in operations if type(node) is cst.Call), operations))
-            known = self._sites[id(func)] = (func, found)
-        return known[1]
+            known = self._per_method[(kind, id(func))] = (func, compute())
+        return known[1]  # type: ignore[return-value]
 
-    def _bound_names(self, func: cst.FunctionDef) -> frozenset[str]:
-        known = self._bound.get(id(func))
-        if known is None:
-            known = self._bound[id(func)] = (func, frozenset(_bound_names(func)))
-        return known[1]
+    def _statements(self, func: cst.FunctionDef) -> list[_Statement]:
+        """Each statement of `func` with its calls and operations (see `Site`)."""
+        return self._once("statements", func, lambda: [_statement(site) for site in iter_sites(func)])
 
     def _helper_calls(
         self, method: PathMethod, calls: tuple[cst.Call, ...], state: FlowState
