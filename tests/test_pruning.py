@@ -10,10 +10,11 @@ from dataclasses import replace
 import pytest
 
 from bufferlint import prechecked
-from bufferlint.analysis.project import scan_project
+from bufferlint.analysis.project import ProjectScan, scan_project
 from bufferlint.cli import main
 from bufferlint.config import Settings
 from bufferlint.lint import check_bytes
+from bufferlint.model import Finding
 from bufferlint.prefilter import summarize
 from bufferlint.pruning import Pruned, pruned, top_definitions
 from tests.fixture_cases import Case, all_cases, finding_line
@@ -37,6 +38,18 @@ def test_prechecked_and_pruned_check_matches_the_full_check(case: Case) -> None:
 def _pruned(source: bytes) -> Pruned:
     tree = ast.parse(source)
     return pruned(source, top_definitions(tree), summarize(tree), ())
+
+
+def _full_and_scanned(tmp_path: pathlib.Path, data: bytes, settings: Settings) -> tuple[list[str], list[Finding], ProjectScan]:
+    """A full check's findings (as lines), those of a check that takes the project scan's
+    shortcuts (prechecked.py, pruning), and that scan."""
+    path = tmp_path / "case.py"
+    path.write_bytes(data)
+    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
+    scan = scan_project([str(path)])
+    with prechecked.in_effect(scan.checked):
+        fast = check_bytes(data, "case.py", settings).findings
+    return full, fast, scan
 
 
 def _by_row(part: Pruned, source: bytes) -> list[bytes]:
@@ -295,16 +308,11 @@ def test_buf004_skips_only_classes_that_cannot_spell_cuda(tmp_path: pathlib.Path
         "class C(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.register_buffer('w', torch.zeros(3, device='cuda'))\n"
     )
-    path = tmp_path / "case.py"
-    path.write_text(source, encoding="utf-8")
-    data = path.read_bytes()
-    settings = Settings(select=("BUF004",))
-    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
-    scan = scan_project([str(path)])
+    data = source.encode()
+    full, fast, scan = _full_and_scanned(tmp_path, data, Settings(select=("BUF004",)))
     with prechecked.in_effect(scan.checked):
         assert set(prechecked.recall(data).class_regions) == {"A", "B"}  # type: ignore[union-attr]
-        fast = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
-    assert fast == full
+    assert [finding_line(f) for f in fast] == full
     assert [line.split(": ")[0] for line in full] == ["16:35", "22:35", "28:35"]
 
 
@@ -333,18 +341,12 @@ def test_left_out_lines_keep_findings_and_noqa_on_the_files_lines(tmp_path: path
         "        self.b = torch.ones(3)  # noqa: BUF001\n"
         "        self.c = torch.arange(3)\n"
     )
-    path = tmp_path / "case.py"
-    path.write_text(source, encoding="utf-8")
-    data = path.read_bytes()
+    data = source.encode()
     part = _pruned(data)
     assert part.rows is not None and 5 not in part.rows and len(part.rows) == data.count(b"\n") + 1 - 14
     assert [part.original_row(row) for row in (1, 4, 5, 6)] == [1, 4, 19, 20]
     assert part.original_row(len(part.rows) + 2) == data.count(b"\n") + 3  # past the end: same offset
-    settings = Settings()
-    full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
-    scan = scan_project([str(path)])
-    with prechecked.in_effect(scan.checked):
-        found = check_bytes(data, "case.py", settings).findings
+    full, found, _ = _full_and_scanned(tmp_path, data, Settings())
     assert [finding_line(f) for f in found] == full
     assert [line.split(": ")[0] for line in full] == ["24:9", "28:9"]  # 27 has the noqa
     assert found[0].end_location.row == 26 and found[0].noqa_rows == (24, 26)
