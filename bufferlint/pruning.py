@@ -372,7 +372,7 @@ def _line_starts(data: bytes) -> list[int]:
 def _without(data: bytes, ranges: list[tuple[int, int]], kept: list[tuple[int, int]]) -> tuple[bytes, "Rows"]:
     """`data` without the lines of `ranges`, except those of `kept` (imports), whose first line
     loses its indentation; and the line in `data` of each line left. Lines are left out rather
-    than emptied: libcst builds nodes for every empty line (on 709 files, 0.3 s of 8 s), and
+    than emptied: libcst builds nodes for every empty line (on 709 files, about 0.23 s of 8 s), and
     findings get their lines back through `Pruned.original_row`. Lines 1 and 2 always stay, so a
     coding cookie cannot move into place."""
     lines = data.split(b"\n")
