@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import errno
 import io
+import itertools
 import os
 import re
 import signal
@@ -212,15 +213,18 @@ def _cannot_reach(node: ast.AST, depth: int, limit: int, starts: Optional[list[i
 def _ascii_line_starts(text: Source) -> Optional[list[int]]:
     """Offsets of each line's start, for an ASCII text with LF line ends (else None: ast's
     columns are UTF-8 offsets of the decoded text, and a lone CR also ends a line)."""
-    newline, cr = (b"\n", b"\r") if isinstance(text, bytes) else ("\n", "\r")
+    cr = b"\r" if isinstance(text, bytes) else "\r"
     if not text.isascii() or cr in text:  # type: ignore[operator]
         return None
     if isinstance(text, bytes) and b"coding" in b"\n".join(text.split(b"\n", 2)[:2]):
         return None  # a cookie may name an encoding that reads ASCII bytes otherwise (UTF-7)
-    starts = [0]
-    for line in text.split(newline):  # type: ignore[arg-type]
-        starts.append(starts[-1] + len(line) + 1)
-    return starts
+    return line_starts(text)
+
+
+def line_starts(text: Source) -> list[int]:
+    """Offset of each LF-separated line's start, then one past the end of the last line."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    return [0, *itertools.accumulate(len(line) + 1 for line in text.split(newline))]  # type: ignore[arg-type]
 
 
 def parse(data: Source, checked: bool = False) -> cst.Module:

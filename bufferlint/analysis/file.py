@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 
 from functools import cached_property
@@ -18,7 +17,8 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
-from bufferlint.source import ascii_spelled
+from bufferlint.prefilter import text_gate
+from bufferlint.source import ascii_spelled, line_starts
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
 
@@ -74,11 +74,9 @@ class FileAnalysis:
         text = self._text
         if text is None:
             return True
-        if isinstance(text, bytes):
-            if not ascii_spelled(self.module.encoding):
-                return True  # in UTF-7, say, a name need not be spelled with its ASCII bytes
-            return any(word.encode() in text for word in words)
-        return any(word in text for word in words)
+        if isinstance(text, bytes) and not ascii_spelled(self.module.encoding):
+            return True  # in UTF-7, say, a name need not be spelled with its ASCII bytes
+        return text_gate(text, words)
 
     def may_spell(self, word: str) -> bool:
         """Whether some name or string of the file may be or hold `word` (as `Mentions` reads them:
@@ -108,10 +106,8 @@ class FileAnalysis:
 
     @cached_property
     def _line_starts(self) -> list[int]:
-        text = self._text
-        assert text is not None
-        newline = b"\n" if isinstance(text, bytes) else "\n"
-        return [0, *itertools.accumulate(len(line) + 1 for line in text.split(newline))]  # type: ignore[arg-type]
+        assert self._text is not None
+        return line_starts(self._text)
 
     @property
     def module_classes(self) -> list[ClassInfo]:
