@@ -93,7 +93,7 @@ class FileAnalysis:
         if not self.may_spell(word):
             return False
         region = self._regions.get(info.name)
-        if region is None or not any(stmt is info.node for stmt in self.module.body):
+        if region is None or id(info.node) not in self._top_level_ids:
             return True  # a nested class, or no line numbers: the file's answer
         return _spells(word, self._lines(*region))
 
@@ -103,6 +103,12 @@ class FileAnalysis:
         starts = self._line_starts
         end = starts[last] if last < len(starts) else len(text)
         return text[starts[first - 1] : end]
+
+    @cached_property
+    def _top_level_ids(self) -> frozenset[int]:
+        # Once per file, not per class: a scan of the module's statements per class made a file
+        # of n classes cost n². (The module keeps the statements, so their ids stay theirs.)
+        return frozenset(id(stmt) for stmt in self.module.body)
 
     @cached_property
     def _line_starts(self) -> list[int]:

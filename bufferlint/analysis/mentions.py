@@ -11,6 +11,7 @@ import libcst as cst
 
 from bufferlint.analysis.walk import nodes_of
 
+
 class Mentions:
     """Words per function node, computed on first use (one instance per analysed file)."""
 
