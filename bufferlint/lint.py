@@ -91,13 +91,16 @@ def check_module(
     `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name;
     `row_in_text`: the line in `text` of a line of `module`, when pruning left lines out."""
     analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions)
-    raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
-    if not raw:
-        return []
-    noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))
-    analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
-    placed = [f for f in (_place(analysis, f, row_in_text) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
-    return sorted(placed, key=lambda f: f.sort_key)
+    try:
+        raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
+        if not raw:
+            return []
+        noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))
+        analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
+        placed = [f for f in (_place(analysis, f, row_in_text) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
+        return sorted(placed, key=lambda f: f.sort_key)
+    finally:
+        analysis.release()
 
 
 def _as_str(module: cst.Module, text: Optional[Source]) -> str:
