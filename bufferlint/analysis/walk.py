@@ -9,6 +9,7 @@ of a second. Analyses only need to find nodes of a few types: `iter_nodes` does 
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Iterator, TypeVar, Union
 
 import libcst as cst
@@ -61,15 +62,23 @@ def nodes_of(root: cst.CSTNode, types: Union[type[N], tuple[type[N], ...]]) -> l
             hit = matches[kind] = issubclass(kind, types)
         if hit:
             found.append(node)  # type: ignore[arg-type]
-        for name in _REVERSED_FIELDS.get(kind) or _reversed_fields(kind):
+        names = _REVERSED_FIELDS.get(kind)
+        if names is None:  # (an empty tuple is a leaf: `Name`, strings, numbers)
+            names = _reversed_fields(kind)
+        for name in names:
             value = getattr(node, name)
             value_kind = type(value)
             if value_kind is tuple or value_kind is list:
                 for item in reversed(value):
-                    if known.get(type(item)) or _is_node_type(type(item)):
+                    node_kind = known.get(type(item))
+                    if node_kind or (node_kind is None and _is_node_type(type(item))):
                         push(item)
-            elif known.get(value_kind) or _is_node_type(value_kind):
-                push(value)
+            else:
+                # Most field values that are not nodes are strings and sentinels: their type is
+                # known after the first one, and answering False must not call the function.
+                node_kind = known.get(value_kind)
+                if node_kind or (node_kind is None and _is_node_type(value_kind)):
+                    push(value)
     return found
 
 
@@ -113,7 +122,12 @@ def _syntax_fields(kind: type) -> tuple[str, ...]:
     names = _FIELDS.get(kind)
     if names is None:
         names = _VISIT_ORDER.get(kind) or tuple(
-            f.name for f in dataclasses.fields(kind) if not f.name.startswith(_TRIVIA_PREFIXES)
+            f.name for f in dataclasses.fields(kind) if not f.name.startswith(_TRIVIA_PREFIXES) and not _text_only(f)
         )
         _FIELDS[kind] = names
     return names
+
+
+def _text_only(field: "dataclasses.Field[object]") -> bool:
+    """A field declared to hold only text (`Name.value`, `Arg.star`): never a node to visit."""
+    return field.type is str or typing.get_origin(field.type) is typing.Literal
