@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -199,13 +199,13 @@ class ClassCollector:
         if again:
             return
         if type(small) is cst.Del:
-            for name in _deleted_attrs(small.target, scope, self.inference):
-                info.deleted.add(name)
+            for deleted in _deleted_attrs(small.target, scope, self.inference):
+                info.deleted.add(deleted)
         if not self.registrations:
             return
         for call in _calls_on_self(small, scope, REGISTRATIONS):
             name = _literal_string(call.args[0].value) if call.args else None
-            method = call.func.attr.value  # type: ignore[union-attr]
+            method = call.func.attr.value  # type: ignore[attr-defined]
             if method == "register_buffer":
                 info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func))
             elif name is not None:
@@ -230,11 +230,8 @@ class ClassCollector:
 REGISTRATIONS = ("register_buffer", "register_parameter")
 
 
-class ModuleCallTest:
-    """Callable protocol: does this call construct an nn.Module?"""
-
-    def __call__(self, call: cst.Call) -> bool:  # pragma: no cover - protocol
-        raise NotImplementedError
+# Does this call construct an nn.Module?
+ModuleCallTest = Callable[[cst.Call], bool]
 
 
 def _all_methods(node: cst.ClassDef) -> Iterator[cst.FunctionDef]:

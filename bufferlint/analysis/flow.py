@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence, cast
 
 import libcst as cst
 
@@ -27,9 +27,9 @@ def body_statements(node: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
     # classes tested has subclasses.
     kind = type(node)
     if kind is cst.IndentedBlock:
-        return node.body  # type: ignore[attr-defined]
+        return node.body  # type: ignore[attr-defined,return-value]
     if kind is cst.SimpleStatementSuite:
-        return [cst.SimpleStatementLine(body=node.body)]
+        return [cst.SimpleStatementLine(body=node.body)]  # type: ignore[arg-type]
     return []
 
 
@@ -41,7 +41,7 @@ def iter_sites(function: cst.FunctionDef) -> Iterator[StatementSite]:
         for small in suite.body:
             yield StatementSite(small, line, 0, line, False)
         return
-    for index, top in enumerate(suite.body):
+    for index, top in enumerate(cast(cst.IndentedBlock, suite).body):
         yield from _walk(top, index, top, nested=False)
 
 

@@ -105,7 +105,7 @@ def _requires_grad(value: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Arg):
             if node.keyword is not None and node.keyword.value == "requires_grad" and is_name(node.value, "True"):
                 return True
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
             return True
     return False
 
@@ -145,8 +145,8 @@ def _alias_of_argument(defining: AttrAssignment) -> Optional[str]:
 def _large_constant(value: cst.BaseExpression) -> bool:
     nodes = list(nodes_of(value, (cst.Float, cst.Integer, cst.SimpleString)))
     for node in nodes:
-        if isinstance(node, cst.SimpleString):
-            continue
+        if not isinstance(node, (cst.Float, cst.Integer)):
+            continue  # a string
         try:
             if abs(float(node.evaluated_value)) >= _LARGE_MAGNITUDE:
                 return True

@@ -19,7 +19,7 @@ import tempfile
 import warnings
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 from bufferlint.analysis import torch_api
 
@@ -326,7 +326,7 @@ class IndexCache:
         self.used[key] = entry
         if entry is None:
             return None
-        classes, aliases = entry  # type: ignore[misc]
+        classes, aliases = cast(list[dict[str, Any]], entry)
         return FileIndex(module, dict(classes), dict(aliases))
 
     def put(self, key: str, index: Optional[FileIndex]) -> None:

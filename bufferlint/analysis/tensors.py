@@ -125,7 +125,7 @@ def track_locals(small: cst.BaseSmallStatement, scope: Scope, inference: TensorI
             for name in _unpacked_names(target.target):
                 scope.tensor_locals.discard(name)
     elif kind is cst.AnnAssign and type(small.target) is cst.Name and small.value is not None:  # type: ignore[attr-defined]
-        _set_local(scope, small.target.value, inference.is_tensor(small.value, scope))
+        _set_local(scope, small.target.value, inference.is_tensor(small.value, scope))  # type: ignore[attr-defined]
 
 
 def _set_local(scope: Scope, name: str, tensor: bool) -> None:

@@ -24,7 +24,9 @@ class EditApplier(cst.CSTTransformer):
                 side = self.after if edit.after else self.before
                 side.setdefault(id(edit.anchor), []).extend(edit.statements)
 
-    def on_leave(
+    # libcst types a replacement as the original's own type; an edit may replace an expression with
+    # another kind of expression, or a statement with several.
+    def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
     ) -> Union[cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel[cst.CSTNode]]:
         key = id(original_node)

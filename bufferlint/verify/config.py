@@ -19,7 +19,7 @@ from bufferlint.verify.errors import UsageError
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
+    import tomli as tomllib  # type: ignore[no-redef,import-not-found]
 
 
 @dataclass
