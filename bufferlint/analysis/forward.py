@@ -568,12 +568,13 @@ class ForwardFacts:
     def _constant_locals(self, method: PathMethod) -> frozenset[str]:
         values: dict[str, list[cst.BaseExpression]] = {}
         blocked: set[str] = set(_param_names(method.func))
-        for site, _, _ in self._statements(method.func):
+        for site, calls, _ in self._statements(method.func):
             for target, value in _assigned(site.small):
                 if isinstance(target, cst.Name):
                     values.setdefault(target.value, []).append(value)
                 else:
                     blocked |= set(stored_names(target))
+            blocked.update(_filled_containers(calls))
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
                 blocked.add(site.small.target.value)
         blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
@@ -676,6 +677,17 @@ def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
 
 
 # -- small helpers ---------------------------------------------------------------------------------
+# Methods that change a list, dict or set in place: `out = []` filled by `out.append(f(x))` is not
+# the empty literal it was bound to.
+_CONTAINER_MUTATORS = frozenset("append extend insert update add setdefault pop popitem remove discard clear sort reverse".split())
+
+
+def _filled_containers(calls: tuple[cst.Call, ...]) -> Iterator[str]:
+    for call in calls:
+        func = call.func
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CONTAINER_MUTATORS:  # type: ignore[attr-defined]
+            yield func.value.value  # type: ignore[attr-defined]
+
 _OPERATIONS = (cst.Call, cst.BinaryOperation, cst.Comparison)
 
 def calls_in(root: cst.CSTNode) -> Iterator[cst.Call]:

@@ -11,6 +11,8 @@ from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.tensors import keyword_names, positional_count
+from bufferlint.analysis.torch_api import torch_function_returns_tensor
 from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
@@ -74,8 +76,10 @@ class ConstantRebuiltInForward(Rule):
     ## What counts as constant
     Literals, module-level literal constants, torch calls that are not random, attributes set in
     `__init__` to plain values (never tensors, parameters or submodules), and locals bound only to
-    such expressions. Anything read from the inputs, including their shapes, is not constant.
-    Both `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`) and factories given
+    such expressions. Anything read from the inputs, including their shapes, is not constant; nor
+    is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
+    What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
+    moves a module. Both `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`) and factories given
     `device=x.device` with constant arguments are flagged. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
@@ -161,8 +165,14 @@ def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
 
 
 def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:
-    torch_call = any((facts.inference.qualify(c.func) or "").startswith("torch.") for c in calls_in(expr))
-    return torch_call and facts.is_constant(expr, method)
+    # A torch call that makes a tensor: `torch.nn.Linear(...).to(x.device)` moves a module.
+    tensor_call = any(_makes_tensor(facts, c) for c in calls_in(expr))
+    return tensor_call and facts.is_constant(expr, method)
+
+
+def _makes_tensor(facts: ForwardFacts, call: cst.Call) -> bool:
+    qualified = facts.inference.qualify(call.func)
+    return qualified is not None and torch_function_returns_tensor(qualified, positional_count(call), keyword_names(call))
 
 
 def _no_fix_reason(info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
