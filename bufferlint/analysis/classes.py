@@ -193,7 +193,7 @@ class ClassCollector:
             if attr is not None and type(target) is cst.Attribute:
                 assignment = AttrAssignment(attr, site, target, value, func, augmented=augmented,
                                             before_super_init=before_super, scope=scope.child())
-                assignment.kind = self.classify(value, scope) if value is not None else ValueKind.OTHER
+                assignment.kind = self._kind(info, value, scope)
                 info.assignments.append(assignment)
         track_locals(small, scope, self.inference)
         if again:
@@ -210,6 +210,16 @@ class ClassCollector:
                 info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func))
             elif name is not None:
                 info.registered_parameters.add(name)
+
+    def _kind(self, info: ClassInfo, value: Optional[cst.BaseExpression], scope: Scope) -> ValueKind:
+        if value is None:
+            return ValueKind.OTHER
+        # `self.weight = self.W` with W an nn.Parameter: nn.Module registers the same parameter
+        # under the second name too.
+        alias = self.inference.is_self_attr(value, scope)
+        if alias is not None and alias in info.parameters:
+            return ValueKind.PARAMETER
+        return self.classify(value, scope)
 
     def classify(self, value: cst.BaseExpression, scope: Scope) -> ValueKind:
         if is_none(value):

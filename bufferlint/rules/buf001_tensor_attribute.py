@@ -35,7 +35,8 @@ class TensorAttribute(Rule):
             self.register_buffer("basis", dct_matrix(n), persistent=False)
     ```
     `persistent=False` keeps the tensor out of `state_dict()`, so checkpoints stay exactly as they
-    were and old ones still load with `strict=True`.
+    were and old ones still load with `strict=True`. Not flagged: a second name for a parameter
+    (`self.weight = self.W`, W an `nn.Parameter`), which nn.Module registers as a parameter too.
 
     ## Fix safety
     Safe when no hazard applies. No fix is offered when the rewrite could crash or change

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from bufferlint.analysis.classes import ClassInfo, ValueKind
+import libcst as cst
+
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import GradInference
+from bufferlint.analysis.walk import is_name
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -55,8 +58,9 @@ class FrozenParameterRule(Rule):
     Unsafe: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys stay
     the same, but `mean` leaves `parameters()`: optimizers and their saved state
     (`optimizer.load_state_dict` of an old run) see one tensor fewer, and code outside the file
-    may unfreeze it. No fix when the name is assigned anything else in the class or deleted, is
-    bound in the class body, the class defines its own `register_buffer`, the class subclasses
+    may unfreeze it. No fix when the name is assigned anything else in the class or deleted, when
+    another attribute is assigned the same parameter (`self.weight = self.W`), is bound in the
+    class body, the class defines its own `register_buffer`, the class subclasses
     a `torch.nn` layer (which may own the name), or the wrapped tensor requires grad
     (`nn.Parameter` detaches it; a buffer would keep its autograd history).
     """
@@ -101,11 +105,13 @@ class FrozenParameterRule(Rule):
 
 
 def _trainable_names(info: ClassInfo, frozen: list[FrozenParameter]) -> set[str]:
-    """Names that also receive a parameter that is not frozen."""
+    """Names that also receive a parameter that is not frozen (a second name for a frozen one,
+    `self.weight = self.W`, is frozen too)."""
     frozen_ids = {id(p.assignment) for p in frozen}
+    frozen_names = {p.attr for p in frozen}
     return {
         a.attr for a in info.assignments
-        if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids
+        if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids and not any(_reads(a, name) for name in frozen_names)
     } | info.registered_parameters
 
 
@@ -119,6 +125,9 @@ def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[Froze
         return f"`{attr}` is also assigned in {other.method.name.value}()"
     if attr in info.deleted:
         return f"`{attr}` is deleted with `del`"
+    alias = next((a.attr for a in info.assignments if _reads(a, attr)), None)
+    if alias is not None:
+        return f"`{alias}` holds the same parameter, and would be left a plain attribute outside state_dict()"
     if attr in info.bound_names() or any(attr in a.bound_names() for a in info.ancestors()):
         return f"`{attr}` is also bound in the class body"
     if info.defines_register_buffer():
@@ -126,6 +135,12 @@ def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[Froze
     if info.is_layer_subclass:
         return f"the torch.nn base class may already own `{attr}`"
     return None
+
+
+def _reads(assignment: AttrAssignment, attr: str) -> bool:
+    """`self.<other> = self.<attr>`: a second name for the same object."""
+    value, owner = assignment.value, assignment.scope.self_name
+    return isinstance(value, cst.Attribute) and owner is not None and is_name(value.value, owner) and value.attr.value == attr
 
 
 def _grad_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter) -> Optional[str]:
