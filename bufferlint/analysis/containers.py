@@ -27,6 +27,8 @@ SPLITTING_FUNCTIONS = frozenset(
 _LITERALS = {cst.List: "list", cst.Tuple: "tuple", cst.Set: "set", cst.Dict: "dict",
              cst.ListComp: "list", cst.SetComp: "set", cst.DictComp: "dict"}
 _GROWING_METHODS = frozenset(("append", "extend", "insert", "add"))
+# Every method that changes a list, dict or set in place.
+IN_PLACE_METHODS = _GROWING_METHODS | frozenset("update setdefault pop popitem remove discard clear sort reverse".split())
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Optional, Sequence, TypeVar, Union
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
+from bufferlint.analysis.containers import IN_PLACE_METHODS
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_sites, self_name, stored_names
@@ -677,16 +678,14 @@ def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
 
 
 # -- small helpers ---------------------------------------------------------------------------------
-# Methods that change a list, dict or set in place: `out = []` filled by `out.append(f(x))` is not
-# the empty literal it was bound to.
-_CONTAINER_MUTATORS = frozenset("append extend insert update add setdefault pop popitem remove discard clear sort reverse".split())
-
-
 def _filled_containers(calls: tuple[cst.Call, ...]) -> Iterator[str]:
+    """Names of containers changed in place: `out = []` filled by `out.append(f(x))` is not the
+    empty literal it was bound to."""
     for call in calls:
         func = call.func
-        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _CONTAINER_MUTATORS:  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in IN_PLACE_METHODS:  # type: ignore[attr-defined]
             yield func.value.value  # type: ignore[attr-defined]
+
 
 _OPERATIONS = (cst.Call, cst.BinaryOperation, cst.Comparison)
 

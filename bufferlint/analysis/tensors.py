@@ -78,11 +78,17 @@ class TensorInference:
             return True  # `self.lin.weight`: a submodule's parameter
         return node.attr.value in torch_api.TENSOR_ATTRIBUTES and self.is_tensor(node.value, scope)
 
+    def is_torch_tensor_call(self, call: cst.Call) -> bool:
+        """A call the file's imports make a torch callable that returns a tensor (`torch.cat(...)`,
+        not `torch.nn.Linear(...)`)."""
+        qualified = self.qualify(call.func)
+        return qualified is not None and _torch_returns_tensor(qualified, call)
+
     def _call(self, node: cst.Call, scope: Scope) -> bool:
         func = node.func
         qualified = self.qualify(func)
         if qualified is not None:
-            return torch_api.torch_function_returns_tensor(qualified, positional_count(node), keyword_names(node))
+            return _torch_returns_tensor(qualified, node)
         if isinstance(func, cst.Name):
             return self.tensor_functions(func.value)
         if isinstance(func, cst.Attribute):
@@ -113,6 +119,10 @@ class TensorInference:
         return all(self.is_tensor_or_none(b, scope) for b in branches) and any(
             self.is_tensor(b, scope) for b in branches
         )
+
+
+def _torch_returns_tensor(qualified: str, call: cst.Call) -> bool:
+    return torch_api.torch_function_returns_tensor(qualified, positional_count(call), keyword_names(call))
 
 
 def track_locals(small: cst.BaseSmallStatement, scope: Scope, inference: TensorInference) -> None:

@@ -11,8 +11,6 @@ from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import nodes_of
-from bufferlint.analysis.tensors import keyword_names, positional_count
-from bufferlint.analysis.torch_api import torch_function_returns_tensor
 from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
@@ -166,13 +164,8 @@ def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
 
 def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:
     # A torch call that makes a tensor: `torch.nn.Linear(...).to(x.device)` moves a module.
-    tensor_call = any(_makes_tensor(facts, c) for c in calls_in(expr))
+    tensor_call = any(facts.inference.is_torch_tensor_call(c) for c in calls_in(expr))
     return tensor_call and facts.is_constant(expr, method)
-
-
-def _makes_tensor(facts: ForwardFacts, call: cst.Call) -> bool:
-    qualified = facts.inference.qualify(call.func)
-    return qualified is not None and torch_function_returns_tensor(qualified, positional_count(call), keyword_names(call))
 
 
 def _no_fix_reason(info: ClassInfo, found: RebuiltConstant) -> Optional[str]:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-import libcst as cst
-
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import GradInference
-from bufferlint.analysis.walk import is_name
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -79,7 +76,7 @@ class FrozenParameterRule(Rule):
             if unfreezing is None:
                 unfreezing = find_unfreezing(analysis.module)
             related = related_classes(info, analysis.classes)
-            trainable = _trainable_names(info, frozen)
+            trainable = _trainable_names(analysis, info, frozen)
             for parameter in frozen:
                 if parameter.attr in trainable or unfreezing.unfreezes(info, parameter.attr, related):
                     continue
@@ -93,7 +90,7 @@ class FrozenParameterRule(Rule):
             f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: "
             "a constant in parameters() and the optimizer; register it as a buffer"
         )
-        blocker = _fix_blocker(info, parameter, frozen) or _grad_blocker(analysis, info, parameter)
+        blocker = _fix_blocker(analysis, info, parameter, frozen) or _grad_blocker(analysis, info, parameter)
         fix: Optional[Fix] = None
         if blocker is None:
             assert parameter.data is not None
@@ -104,18 +101,18 @@ class FrozenParameterRule(Rule):
         return self.finding(analysis, parameter.assignment.statement, message, fix)
 
 
-def _trainable_names(info: ClassInfo, frozen: list[FrozenParameter]) -> set[str]:
+def _trainable_names(analysis: FileAnalysis, info: ClassInfo, frozen: list[FrozenParameter]) -> set[str]:
     """Names that also receive a parameter that is not frozen (a second name for a frozen one,
     `self.weight = self.W`, is frozen too)."""
     frozen_ids = {id(p.assignment) for p in frozen}
     frozen_names = {p.attr for p in frozen}
     return {
         a.attr for a in info.assignments
-        if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids and not any(_reads(a, name) for name in frozen_names)
+        if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids and _reads(analysis, a) not in frozen_names
     } | info.registered_parameters
 
 
-def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]) -> Optional[str]:
+def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]) -> Optional[str]:
     attr = parameter.attr
     if parameter.data is None:
         return "nn.Parameter() is given no tensor"
@@ -125,7 +122,7 @@ def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[Froze
         return f"`{attr}` is also assigned in {other.method.name.value}()"
     if attr in info.deleted:
         return f"`{attr}` is deleted with `del`"
-    alias = next((a.attr for a in info.assignments if _reads(a, attr)), None)
+    alias = next((a.attr for a in info.assignments if _reads(analysis, a) == attr), None)
     if alias is not None:
         return f"`{alias}` holds the same parameter, and would be left a plain attribute outside state_dict()"
     if attr in info.bound_names() or any(attr in a.bound_names() for a in info.ancestors()):
@@ -137,10 +134,10 @@ def _fix_blocker(info: ClassInfo, parameter: FrozenParameter, frozen: list[Froze
     return None
 
 
-def _reads(assignment: AttrAssignment, attr: str) -> bool:
-    """`self.<other> = self.<attr>`: a second name for the same object."""
-    value, owner = assignment.value, assignment.scope.self_name
-    return isinstance(value, cst.Attribute) and owner is not None and is_name(value.value, owner) and value.attr.value == attr
+def _reads(analysis: FileAnalysis, assignment: AttrAssignment) -> Optional[str]:
+    """`<attr>` for `self.<other> = self.<attr>`: a second name for the same object."""
+    value = assignment.value
+    return None if value is None else analysis.inference.is_self_attr(value, assignment.scope)
 
 
 def _grad_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter) -> Optional[str]:
