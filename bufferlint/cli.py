@@ -203,7 +203,7 @@ def _run_paths(args: argparse.Namespace, settings: Settings, file_filter: FileFi
     outcome = Outcome([], 0, 0, 0)
     with _fewer_collections():
         scan = scan_project([c.path for c in candidates], settings.module_bases, index_cache)
-        settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + scan.bases)))
+        settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + scan.bases)), project=scan.facts)
         with prechecked.in_effect(scan.checked):  # files the scan parsed are not parsed by ast again
             for file_settings, group in _by_settings(candidates, settings, file_filter).items():
                 result = run(group, file_settings, RunOptions.from_args(args, fix=fixing))

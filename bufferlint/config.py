@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from bufferlint.analysis.project_facts import EMPTY, ProjectFacts
 from bufferlint.rules import all_rules
 from bufferlint.rules.base import Rule
 
@@ -38,6 +39,8 @@ class Settings:
     # (gitignore-style pattern relative to the project root, codes): see bufferlint.filters.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default_factory=tuple)
     ignore_noqa: bool = False  # report findings even where `# noqa` suppresses them
+    # What the other files of the run say (project_facts.py): part of the cache key through repr().
+    project: ProjectFacts = EMPTY
 
     def enabled_rules(self) -> list[type[Rule]]:
         return list(_enabled_rules(self))

@@ -22,7 +22,8 @@ import libcst as cst
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint import prechecked, prefilter
 from bufferlint.config import Settings
-from bufferlint.fixes.apply import apply_fixes, compatible_fixes
+from bufferlint.fixes.apply import EditApplier, apply_fixes, compatible_fixes
+from bufferlint.fixes.dead_locals import orphaned_local_edits
 from bufferlint.model import Finding, Fix, Position, Replace
 from bufferlint.noqa import NoqaMap
 from bufferlint.prechecked import CheckedFile
@@ -90,7 +91,7 @@ def check_module(
     analyses skip looking for names it lacks); `functions`: top-level functions left out of
     `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name;
     `row_in_text`: the line in `text` of a line of `module`, when pruning left lines out."""
-    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions)
+    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions, settings.project)
     try:
         raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
         if not raw:
@@ -254,7 +255,7 @@ def _fix_rounds(
         fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
         settled = _settled(fixable, fixes)
         allowed = _allowed_after(module, findings, settled)
-        text = _text(apply_fixes(module, fixes), as_text)
+        text = _text(_without_orphans(module, apply_fixes(module, fixes)), as_text)
         try:
             module = parse(text)
         except SourceError as error:
@@ -265,6 +266,12 @@ def _fix_rounds(
     if any(f.fix_applicable(settings.unsafe_fixes) for f in findings):
         raise _FixFailed(f"fixes did not converge after {MAX_FIX_ROUNDS} rounds")
     return module, findings, fixed
+
+
+def _without_orphans(before: cst.Module, after: cst.Module) -> cst.Module:
+    """`after` without the locals that the round's fixes left unread (fixes/dead_locals.py)."""
+    edits = orphaned_local_edits(before, after)
+    return after.visit(EditApplier(edits)) if edits else after
 
 
 def _settled(fixable: list[Finding], chosen: list[Fix]) -> list[Finding]:

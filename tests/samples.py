@@ -15,14 +15,23 @@ class M(nn.Module):
         return x + self.t + self.basis
 """
 
-# The smallest file with one safe fix (BUF001), as bytes.
+# The smallest file with one safe fix (BUF001), as bytes: `forward` comes first so that the flagged
+# assignment is the file's last line (the encoding and line-ending tests look at how it ends).
 ONE_TENSOR_ATTRIBUTE = (
     b"import torch\n"
     b"import torch.nn as nn\n"
     b"\n"
     b"\n"
     b"class M(nn.Module):\n"
+    b"    def forward(self, x):\n"
+    b"        return x * self.t\n"
+    b"\n"
     b"    def __init__(self):\n"
     b"        super().__init__()\n"
     b"        self.t = torch.zeros(3)\n"
+)
+# Its finding, as the concise output prints it after `path:11:9: `.
+ONE_FINDING = (
+    "BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind, "
+    "and forward() uses it with the input or the module's tensors"
 )

@@ -21,14 +21,14 @@ from typing import Any
 import pytest
 
 from bufferlint.cli import main
-from tests.samples import ONE_TENSOR_ATTRIBUTE
+from tests.samples import ONE_FINDING, ONE_TENSOR_ATTRIBUTE
 
 ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = ONE_TENSOR_ATTRIBUTE
 BEFORE = b"self.t = torch.zeros(3)"
 AFTER = b'self.register_buffer("t", torch.zeros(3), persistent=False)'
-FINDING = "BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"
+FINDING = ONE_FINDING
 ONE_FIXED = "Found 1 error (1 fixed, 0 remaining)."
 
 
@@ -75,45 +75,45 @@ def test_empty_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bom_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
-    fixed = check_then_fix(capsys, "bom.py", b"\xef\xbb\xbf" + MODEL, "8:9")
+    fixed = check_then_fix(capsys, "bom.py", b"\xef\xbb\xbf" + MODEL, "11:9")
     assert fixed.startswith(b"\xef\xbb\xbfimport torch\n")
 
 
 def test_crlf_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
-    fixed = check_then_fix(capsys, "crlf.py", MODEL.replace(b"\n", b"\r\n"), "8:9")
-    assert fixed.count(b"\r\n") == fixed.count(b"\n") == 8
+    fixed = check_then_fix(capsys, "crlf.py", MODEL.replace(b"\n", b"\r\n"), "11:9")
+    assert fixed.count(b"\r\n") == fixed.count(b"\n") == 11
 
 
 def test_mixed_line_endings_are_kept_line_by_line(capsys: pytest.CaptureFixture[str]) -> None:
     lines = MODEL.splitlines(keepends=True)
     mixed = b"".join(line.replace(b"\n", b"\r\n") if i % 2 else line for i, line in enumerate(lines))
-    fixed = check_then_fix(capsys, "mixed.py", mixed, "8:9")
-    assert fixed.endswith(AFTER + b"\r\n") and fixed.count(b"\r\n") == 4
+    fixed = check_then_fix(capsys, "mixed.py", mixed, "11:9")
+    assert fixed.endswith(AFTER + b"\n") and fixed.count(b"\r\n") == 5
 
 
 def test_missing_trailing_newline_stays_missing(capsys: pytest.CaptureFixture[str]) -> None:
-    fixed = check_then_fix(capsys, "nonl.py", MODEL.rstrip(b"\n"), "8:9")
+    fixed = check_then_fix(capsys, "nonl.py", MODEL.rstrip(b"\n"), "11:9")
     assert fixed.endswith(AFTER)
 
 
 def test_tab_indentation_is_kept(capsys: pytest.CaptureFixture[str]) -> None:
     tabbed = MODEL.replace(b"        ", b"\t\t").replace(b"    ", b"\t")
-    fixed = check_then_fix(capsys, "tabs.py", tabbed, "8:3")
+    fixed = check_then_fix(capsys, "tabs.py", tabbed, "11:3")
     assert b"\n\t\t" + AFTER + b"\n" in fixed
 
 
 def test_latin1_cookie_file_is_written_back_in_latin1(capsys: pytest.CaptureFixture[str]) -> None:
     data = b"# -*- coding: latin-1 -*-\n# caf\xe9 cr\xe8me\n" + MODEL
-    fixed = check_then_fix(capsys, "latin.py", data, "10:9")
+    fixed = check_then_fix(capsys, "latin.py", data, "13:9")
     assert b"# caf\xe9 cr\xe8me\n" in fixed  # latin-1 bytes, not UTF-8 (which would be \xc3\xa9)
 
 
 def test_bytes_libcst_would_not_reproduce_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
     # libcst prints these back without the leading form feed / the whitespace-only last lines /
     # the final lone CR: the fix must still change only the flagged statement.
-    check_then_fix(capsys, "ff.py", b"\x0c" + MODEL, "8:9")
-    check_then_fix(capsys, "blank_tail.py", MODEL + b"  \n\t\n", "8:9")
-    check_then_fix(capsys, "cr.py", MODEL.replace(b"\n", b"\r"), "8:9")
+    check_then_fix(capsys, "ff.py", b"\x0c" + MODEL, "11:9")
+    check_then_fix(capsys, "blank_tail.py", MODEL + b"  \n\t\n", "11:9")
+    check_then_fix(capsys, "cr.py", MODEL.replace(b"\n", b"\r"), "11:9")
 
 
 # --- files that cannot be decoded or parsed: one BUF999 line each, never modified ---
@@ -149,12 +149,12 @@ HEAD = MODEL + b"\n\n"
     ("name", "tail", "expected"),
     [
         # CPython's tokenizer stops at 200 brackets; libcst's parser overflows its stack at ~3,000.
-        ("parens.py", b"x = " + b"(" * 1000 + b"1" + b")" * 1000 + b"\n", "parens.py:11:205: BUF999 syntax error: too many nested parentheses"),
+        ("parens.py", b"x = " + b"(" * 1000 + b"1" + b")" * 1000 + b"\n", "parens.py:14:205: BUF999 syntax error: too many nested parentheses"),
         # CPython limits the depth of the AST it builds (3x the recursion limit, in C).
         ("chain.py", b"x = " + b"+".join([b"1"] * 20000) + b"\n", "chain.py:1:1: BUF999 too deeply nested for Python's parser"),
         # Flat for CPython, one level per operand for libcst (which crashes at 100,000): stopped first.
-        ("andand.py", b"x = " + b" and ".join([b"a"] * 5000) + b"\n", "andand.py:11:5: BUF999 too deeply nested: more than 500 levels; not analysed"),
-        ("elif.py", b"if a:\n  pass\n" + b"elif a:\n  pass\n" * 1000, "elif.py:1011:1: BUF999 too deeply nested: more than 500 levels; not analysed"),
+        ("andand.py", b"x = " + b" and ".join([b"a"] * 5000) + b"\n", "andand.py:14:5: BUF999 too deeply nested: more than 500 levels; not analysed"),
+        ("elif.py", b"if a:\n  pass\n" + b"elif a:\n  pass\n" * 1000, "elif.py:1014:1: BUF999 too deeply nested: more than 500 levels; not analysed"),
         # One string for CPython, 3,000 nested nodes for libcst: its visitors hit the recursion limit.
         ("strings.py", b"x = " + b" ".join([b"'a'"] * 3000) + b"\n", "strings.py:1:1: BUF999 too deeply nested to analyse (Python's recursion limit reached)"),
     ],
@@ -182,14 +182,15 @@ def test_deep_nesting_is_a_clean_parse_error(capsys: pytest.CaptureFixture[str],
 def test_deep_but_allowed_nesting_is_checked_and_fixed(capsys: pytest.CaptureFixture[str], tail: bytes) -> None:
     """Just under the nesting limit every construct is analysed and fixed, whatever the default
     recursion limit (processing a file raises it to RECURSION_LIMIT for its duration)."""
-    check_then_fix(capsys, "deep.py", HEAD + tail + b"\n", "8:9")
+    check_then_fix(capsys, "deep.py", HEAD + tail + b"\n", "11:9")
 
 
 def test_3000_class_file_finishes(tmp_path: Path) -> None:
     """A subprocess with a time limit: a hang (or a quadratic blow-up far beyond the ~20 s CPU this
     takes today) fails the test instead of stalling CI."""
     body = b"".join(
-        b"\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.scale = torch.ones(%d)\n" % (i, i + 1)
+        b"\n\nclass Block%d(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.scale = torch.ones(%d)\n\n"
+        b"    def forward(self, x):\n        return x * self.scale\n" % (i, i + 1)
         for i in range(3000)
     )
     put("big.py", b"import torch\nimport torch.nn as nn\n" + body)
@@ -233,7 +234,7 @@ def test_links_inside_a_walked_folder_are_reported_not_skipped(capsys: pytest.Ca
     assert out == [
         "pkg/dangling.py:1:1: BUF999 cannot read file: dangling symlink to 'gone.py'",
         "pkg/loop.py:1:1: BUF999 cannot read file: symlink loop",
-        f"pkg/m.py:8:9: {FINDING}",
+        f"pkg/m.py:11:9: {FINDING}",
         "Found 3 errors.",
         "[*] 1 fixable with the `--fix` option.",
     ]
@@ -242,14 +243,14 @@ def test_links_inside_a_walked_folder_are_reported_not_skipped(capsys: pytest.Ca
 def test_non_py_file_given_explicitly_is_linted_as_python(capsys: pytest.CaptureFixture[str]) -> None:
     put("train_script", MODEL)
     put("pkg/notes.txt", MODEL)  # in a walked folder only .py, .pyi and .ipynb count
-    assert cli(capsys, "train_script", "pkg") == (1, [f"train_script:8:9: {FINDING}", "Found 1 error.", "[*] 1 fixable with the `--fix` option."], [])
+    assert cli(capsys, "train_script", "pkg") == (1, [f"train_script:11:9: {FINDING}", "Found 1 error.", "[*] 1 fixable with the `--fix` option."], [])
 
 
 def test_same_file_twice_is_processed_once(capsys: pytest.CaptureFixture[str]) -> None:
     put("m.py", MODEL)
     os.symlink("m.py", "alias.py")
     code, out, _ = cli(capsys, "m.py", "./m.py", "alias.py", ".")
-    assert (code, out) == (1, [f"m.py:8:9: {FINDING}", "Found 1 error.", "[*] 1 fixable with the `--fix` option."])
+    assert (code, out) == (1, [f"m.py:11:9: {FINDING}", "Found 1 error.", "[*] 1 fixable with the `--fix` option."])
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
@@ -294,7 +295,7 @@ def test_unreadable_folder_is_reported(capsys: pytest.CaptureFixture[str], monke
     _deny(monkeypatch, Path("src/locked"))
     assert cli(capsys, "src") == (
         1,
-        ["src/locked:1:1: BUF999 cannot read directory: permission denied", f"src/m.py:8:9: {FINDING}", "Found 2 errors.", "[*] 1 fixable with the `--fix` option."],
+        ["src/locked:1:1: BUF999 cannot read directory: permission denied", f"src/m.py:11:9: {FINDING}", "Found 2 errors.", "[*] 1 fixable with the `--fix` option."],
         [],
     )
 
@@ -306,7 +307,7 @@ def test_read_only_file_is_reported_and_left_alone(capsys: pytest.CaptureFixture
     code, out, err = cli(capsys, "--fix", "ro.py")
     assert code == 1
     assert err == ["error: ro.py: file is read-only; fix not written"]
-    assert out == [f"ro.py:8:9: {FINDING}", "Found 1 error (0 fixed, 1 remaining).", "[*] 1 fixable with the `--fix` option."]
+    assert out == [f"ro.py:11:9: {FINDING}", "Found 1 error (0 fixed, 1 remaining).", "[*] 1 fixable with the `--fix` option."]
     assert path.read_bytes() == MODEL and (path.stat().st_mode & 0o777) == 0o444
 
 
@@ -321,7 +322,7 @@ def test_failed_write_is_reported_and_leaves_no_temporary_file(capsys: pytest.Ca
     code, out, err = cli(capsys, "--fix", "a.py", "b.py")
     assert code == 1
     assert err == ["error: a.py: cannot write file: permission denied", "error: b.py: cannot write file: permission denied"]
-    assert out == [f"a.py:8:9: {FINDING}", f"b.py:8:9: {FINDING}", "Found 2 errors (0 fixed, 2 remaining).", "[*] 2 fixable with the `--fix` option."]
+    assert out == [f"a.py:11:9: {FINDING}", f"b.py:11:9: {FINDING}", "Found 2 errors (0 fixed, 2 remaining).", "[*] 2 fixable with the `--fix` option."]
     assert sorted(os.listdir(".")) == ["a.py", "b.py"]
     assert Path("a.py").read_bytes() == MODEL
 

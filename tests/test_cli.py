@@ -43,8 +43,10 @@ def test_concise_lines_summary_and_exit_1(tmp_path: Path, capsys: pytest.Capture
     code, out, _ = cli(capsys, "m.py")
     assert code == 1
     assert out.splitlines() == [
-        "m.py:8:9: BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind",
-        "m.py:9:9: BUF001 Tensor attribute `basis` is not a registered buffer: .to()/.cuda() leave it behind; "
+        "m.py:8:9: BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind, "
+        "and forward() uses it with the input or the module's tensors",
+        "m.py:9:9: BUF001 Tensor attribute `basis` is not a registered buffer: .to()/.cuda() leave it behind, "
+        "and forward() uses it with the input or the module's tensors; "
         "unsafe: the value aliases `basis`: after .to() the buffer is a separate copy",
         "Found 2 errors.",
         "[*] 1 fixable with the `--fix` option (1 hidden fixes can be enabled with the `--unsafe-fixes` option).",

@@ -19,6 +19,9 @@ class M(nn.Module):
         super().__init__()
         self.t = torch.ones(3)
         self.basis = basis
+
+    def forward(self, x):
+        return x * self.t + self.basis
 """
 CUSTOM_BASE = """\
 import torch
@@ -29,6 +32,9 @@ class M(Block):
     def __init__(self):
         super().__init__()
         self.t = torch.ones(3)
+
+    def forward(self, x):
+        return x * self.t
 """
 
 

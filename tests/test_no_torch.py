@@ -13,7 +13,8 @@ def test_lint_and_fix_never_import_torch(tmp_path: Path) -> None:
     target = tmp_path / "model.py"
     target.write_text(
         "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.t = torch.ones(3)\n"
+        "    def __init__(self):\n        super().__init__()\n        self.t = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return x * self.t\n"
     )
     script = (
         "import sys\n"

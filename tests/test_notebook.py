@@ -22,9 +22,13 @@ MODEL = [
     "        return x + self.t\n",
 ]
 TIMED = "%%time\nclass N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.u = torch.ones(3)"
-STRING_CELL = "class P(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.v = torch.zeros(2)\n"
+STRING_CELL = (
+    "class P(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.v = torch.zeros(2)\n\n"
+    "    def forward(self, x):\n        return x * self.v\n"
+)
 OUTPUT = {"output_type": "stream", "name": "stdout", "text": ["built\n"]}
-T_MESSAGE = "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"
+EVIDENCE = ", and forward() uses it with the input or the module's tensors"
+T_MESSAGE = "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind" + EVIDENCE
 
 
 def cell(kind: str, source: object, **extra: object) -> dict:
@@ -68,7 +72,7 @@ def test_findings_are_placed_by_cell(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 1
     assert out.splitlines() == [
         f"nb.ipynb:cell 3:4:9: BUF001 [*] {T_MESSAGE}",
-        "nb.ipynb:cell 5:4:9: BUF001 [*] Tensor attribute `v` is not a registered buffer: .to()/.cuda() leave it behind",
+        "nb.ipynb:cell 5:4:9: BUF001 [*] Tensor attribute `v` is not a registered buffer: .to()/.cuda() leave it behind" + EVIDENCE,
     ]  # cell 4 starts with %%time: skipped
 
 
@@ -170,6 +174,9 @@ CONTINUED_SHELL = [
     "    def __init__(self):\n",
     "        super().__init__()\n",
     "        self.w = torch.ones(2)\n",
+    "\n",
+    "    def forward(self, x):\n",
+    "        return x * self.w\n",
 ]
 INDENTED_CELL = "    def pipeline(x):\n        yield torch.LongTensor(x)\n"
 

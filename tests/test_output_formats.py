@@ -11,7 +11,10 @@ from bufferlint.cli import main
 from tests.samples import MODEL
 from bufferlint.rules import all_rules
 
-T_MESSAGE = "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"
+T_MESSAGE = (
+    "Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind, "
+    "and forward() uses it with the input or the module's tensors"
+)
 JSON_KEYS = ["code", "name", "message", "filename", "location", "end_location", "fix", "url"]
 
 

@@ -119,7 +119,10 @@ def test_files_without_module_classes_are_skipped(source: str) -> None:
 
 
 def test_configured_module_bases_pass_the_filter() -> None:
-    source = "import torch\nfrom mylib import Layer\nclass A(Layer):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(3)\n"
+    source = (
+        "import torch\nfrom mylib import Layer\nclass A(Layer):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.t = torch.zeros(3)\n\n    def forward(self, x):\n        return x + self.t\n"
+    )
     assert not may_have_findings(source, Settings())
     settings = Settings(module_bases=("mylib.Layer",))
     assert may_have_findings(source, settings)

@@ -26,6 +26,7 @@ PACKAGE = {
         "import torch\nfrom ..mid import Weighted\nfrom ..base import Plain\n\n"
         "class Focal(Weighted):\n    def __init__(self):\n        super().__init__()\n"
         "        self.alpha = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return x * self.alpha\n\n"
         "class NotModule(Plain):\n    def __init__(self):\n        self.alpha = torch.ones(3)\n"
     ),
 }

@@ -128,6 +128,9 @@ LATIN1_HELPER = (
     b"    def __init__(self):\n"
     b"        super().__init__()\n"
     b"        self.t = make()\n"
+    b"\n"
+    b"    def forward(self, x):\n"
+    b"        return x + self.t\n"
 )
 
 
@@ -140,7 +143,10 @@ def test_a_blanked_helper_still_makes_a_tensor_attribute(tmp_path: pathlib.Path)
     scan = scan_project([str(path)])
     with prechecked.in_effect(scan.checked):
         found = [finding_line(f) for f in check_bytes(LATIN1_HELPER, "m.py", Settings()).findings]
-    assert found == ["12:9: BUF001 [safe] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind"]
+    assert found == [
+        "12:9: BUF001 [safe] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind, "
+        "and forward() uses it with the input or the module's tensors"
+    ]
 
 
 def test_files_with_carriage_returns_are_left_whole() -> None:
@@ -160,13 +166,14 @@ def test_changed_content_is_not_recalled(tmp_path: pathlib.Path) -> None:
 
 
 def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str]) -> None:
-    """The CLI (scan, shortcut, pruning) against plain per-file checks with the same project bases."""
+    """The CLI (scan, shortcut, pruning) against plain per-file checks with the same project facts."""
     folder = PRUNING_FIXTURE.parent.parent
     main(["--no-cache", "-j", "1", "--output-format", "concise", "--select", "ALL", str(folder)])
     cli_lines = sorted(line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in capsys.readouterr().out.splitlines() if ": BUF" in line)
     paths = sorted(str(p) for p in folder.rglob("*.py"))
     settings = Settings(select=("ALL",))
-    settings = replace(settings, module_bases=scan_project(paths).bases)
+    scan = scan_project(paths)
+    settings = replace(settings, module_bases=scan.bases, project=scan.facts)
     expected = sorted(
         f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}"
         for path in paths
@@ -182,23 +189,28 @@ TRICKY = {
         "import warnings\n\nimport torch\nfrom torch import nn\n\nwith warnings.catch_warnings():\n"
         "    warnings.simplefilter('ignore')\n\n    class Base(nn.Module):\n        pass\n\n\n"
         "class M(Base):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t\n"
     ),
     "name-bound-twice": (
         "import os\n\nimport torch\n\nif os.environ.get('X'):\n    import oneflow.nn as nn\nelse:\n"
         "    import torch.nn as nn\n\n\nclass Other(torch.nn.Module):\n    pass\n\n\n"
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t\n"
     ),
     "helper-ends-in-backslash": (
         "import torch\nfrom torch import nn\n\n\ndef make(n):\n    return torch.zeros(n) \\\n# comment\n\n\n"
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t\n"
     ),
     "backslash-line-before-helper": (
         "import torch\nfrom torch import nn\n\\\ndef make(n):\n    return torch.zeros(n)\n\n\n"
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = make(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t\n"
     ),
     "nfkc-helper-name": (
         "import torch\nfrom torch import nn\n\n\ndef \uff4dake(n):\n    return torch.zeros(n)\n\n\n"
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = \uff4dake(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t\n"
     ),
     "nfkc-mixin-name": (
         "import torch\nfrom torch import nn\n\n\nclass \uff2dixin:\n    pass\n\n\n"
@@ -209,6 +221,7 @@ TRICKY = {
         "import torch\nfrom torch import nn\n\n\ndef \uff48elper(n):\n    # def helper\n    return torch.zeros(n)\n\n\n"
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.ones(2)\n"
         "        self.u = helper(3)\n"
+        "\n    def forward(self, x):\n        return x + self.t + self.u\n"
     ),
     "cookie-on-line-two-after-a-one-line-def": (
         "def f(): return 1\n# -*- coding: latin-1 -*-\nimport torch\nfrom torch import nn\n\n\n"
@@ -220,6 +233,7 @@ TRICKY = {
         "def g(n):\n    return f(n) + torch.ones(1)\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
         "        super().__init__()\n        self.a = self.second()\n        self.b = self.first()\n\n"
         "    def first(self):\n        return g(0)\n\n    def second(self):\n        return f(1)\n"
+        "\n    def forward(self, x):\n        return x + self.a + self.b\n"
     ),
 }
 
@@ -233,7 +247,8 @@ def test_tricky_sources_give_the_full_checks_findings(name: str, tmp_path: pathl
     full = [finding_line(f) for f in check_bytes(data, "case.py", settings).findings]
     scan = scan_project([str(path)])
     with prechecked.in_effect(scan.checked):
-        fast = [finding_line(f) for f in check_bytes(data, "case.py", replace(settings, module_bases=scan.bases)).findings]
+        fast_settings = replace(settings, module_bases=scan.bases, project=scan.facts)
+        fast = [finding_line(f) for f in check_bytes(data, "case.py", fast_settings).findings]
     assert fast == full
     assert full or name == "nfkc-mixin-name"  # there a shortcut once added a finding
 
@@ -243,7 +258,7 @@ def test_utf7_imports_inside_a_helper_are_kept(tmp_path: pathlib.Path) -> None:
     source = (
         b"# -*- coding: utf-7 -*-\ndef _setup():\n    global torch, nn\n    +AGk-mport torch\n"
         b"    from torch +AGk-mport nn\n\n\n_setup()\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
-        b"        super().__init__()\n        self.t = torch.zeros(3)\n"
+        b"        super().__init__()\n        self.t = torch.zeros(3)\n\n    def forward(self, x):\n        return x * self.t\n"
     )
     assert _pruned(source).text is source
     path = tmp_path / "case.py"
@@ -339,7 +354,8 @@ def test_left_out_lines_keep_findings_and_noqa_on_the_files_lines(tmp_path: path
         "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.a = torch.zeros(\n            3,\n        )\n"
         "        self.b = torch.ones(3)  # noqa: BUF001\n"
-        "        self.c = torch.arange(3)\n"
+        "        self.c = torch.arange(3)\n\n"
+        "    def forward(self, x):\n        return x + self.a + self.b + self.c\n"
     )
     data = source.encode()
     part = _pruned(data)

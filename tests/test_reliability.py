@@ -201,8 +201,8 @@ FAKE_SOURCE = MODEL + b"\nx = 1\n"
 @pytest.mark.parametrize(
     ("mode", "reason"),
     [
-        ("invalid", "the fixed code does not parse (syntax error: invalid syntax, line 10)"),
-        ("stays", "re-linting the fixed code still reports BUF901 at 10:1"),
+        ("invalid", "the fixed code does not parse (syntax error: invalid syntax, line 13)"),
+        ("stays", "re-linting the fixed code still reports BUF901 at 13:1"),
         ("toggle", f"fixes did not converge after {MAX_FIX_ROUNDS} rounds"),
     ],
 )
@@ -211,7 +211,7 @@ def test_unproven_fix_is_not_kept(fake_rule: type[_FakeRule], monkeypatch: pytes
     result = fix_bytes(FAKE_SOURCE, "m.py", Settings())
     assert result.new_data is None and result.fixed == 0
     assert result.fix_error == f"{reason}; file left unchanged"
-    assert [(f.code, f.location.row) for f in result.findings] == [("BUF901", 10)]
+    assert [(f.code, f.location.row) for f in result.findings] == [("BUF901", 13)]
 
 
 def test_fix_the_file_encoding_cannot_hold_is_not_kept(fake_rule: type[_FakeRule], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,8 +228,8 @@ def test_unproven_fix_on_the_command_line(fake_rule: type[_FakeRule], tmp_path: 
     path.write_bytes(FAKE_SOURCE)
     assert main(["--no-cache", "-j", "1", "--fix", "m.py"]) == 1
     captured = capsys.readouterr()
-    assert captured.err == "error: m.py: the fixed code does not parse (syntax error: invalid syntax, line 10); file left unchanged\n"
-    assert captured.out.splitlines()[0] == "m.py:10:1: BUF901 [*] x is an int"
+    assert captured.err == "error: m.py: the fixed code does not parse (syntax error: invalid syntax, line 13); file left unchanged\n"
+    assert captured.out.splitlines()[0] == "m.py:13:1: BUF901 [*] x is an int"
     assert path.read_bytes() == FAKE_SOURCE
 
 

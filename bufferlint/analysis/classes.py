@@ -59,6 +59,7 @@ class ClassInfo:
     node: cst.ClassDef
     name: str
     base_names: list[str]
+    qualified_bases: list[Optional[str]] = field(default_factory=list)  # each base through the file's imports
     is_module: bool = False
     is_script_module: bool = False
     is_layer_subclass: bool = False

@@ -17,6 +17,7 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
+from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts
 from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts
 from bufferlint.analysis.returns import ReturnTypes, module_functions
@@ -49,9 +50,11 @@ class FileAnalysis:
         text: Optional[Union[bytes, str]] = None,
         functions: Optional[Mapping[str, cst.FunctionDef]] = None,
         regions: Optional[Mapping[str, tuple[int, int]]] = None,
+        project: ProjectFacts = EMPTY,
     ) -> None:
         self.module = module
         self.filename = filename
+        self.project = project
         self._text = text  # the source `module` was parsed from, when the caller has it
         # `regions`: first and last line in `text` of top-level classes, by name (prechecked.py).
         self._regions = regions or {}
@@ -112,6 +115,11 @@ class FileAnalysis:
         end = starts[last] if last < len(starts) else len(text)
         return text[starts[first - 1] : end]
 
+    @property
+    def top_level_ids(self) -> frozenset[int]:
+        """Ids of the module's top-level statements (classes among them)."""
+        return self._top_level_ids
+
     @cached_property
     def _top_level_ids(self) -> frozenset[int]:
         # Once per file, not per class: a scan of the module's statements per class made a file
@@ -123,9 +131,29 @@ class FileAnalysis:
         assert self._text is not None
         return line_starts(self._text)
 
+    def lineage(self, info: ClassInfo) -> Optional[Lineage]:
+        """What the project facts say about the bases of a top-level class in other files; None
+        without facts (an API call on one source) or for a class they do not index (a nested one)."""
+        if not self.project.known or id(info.node) not in self._top_level_ids:
+            return None
+        return self.project.lineage(f"{self._module_name}.{info.name}")
+
+    def qualified(self, info: ClassInfo) -> str:
+        return f"{self._module_name}.{info.name}"
+
+    @cached_property
+    def _module_name(self) -> str:
+        from bufferlint.analysis.project import module_name
+
+        return module_name(self.filename)
+
     @property
     def module_classes(self) -> list[ClassInfo]:
         return [info for info in self.classes if info.is_module]
+
+    def function(self, name: str) -> Optional[cst.FunctionDef]:
+        """A top-level function of the file (parsed now if a check left it out of the tree)."""
+        return self._helpers.functions.get(name) or self._helpers.blanked.get(name)
 
     def _helper_returns_tensor(self, name: str) -> bool:
         return self._helpers.returns_tensor(name, self.inference, lambda func: Scope())

@@ -73,7 +73,18 @@ _CPU_TOLERANT_FUNCTIONS = frozenset(
         "torch.ctc_loss",
         "torch.onnx.operators.reshape_from_tensor_shape",
         "torch._reshape_from_tensor",
+        # its lengths must be a CPU tensor (or a list)
+        "torch.nn.utils.rnn.pack_padded_sequence",
     )
+)
+# Attributes and methods only a tensor has (numpy arrays share a few, lists none): reading one
+# off a parameter shows the parameter is a tensor.
+_TENSOR_ONLY = frozenset(
+    """
+    device dtype is_cuda shape size dim view reshape permute transpose unsqueeze squeeze contiguous float
+    half double long int bool to type_as new_zeros new_ones new_empty new_full new_tensor expand
+    expand_as repeat flatten matmul bmm softmax masked_fill detach clone numel ndim
+    """.split()
 )
 _CPU_TOLERANT_MODULES = frozenset(("torch.nn.CTCLoss", "torch.nn.modules.loss.CTCLoss"))
 
@@ -138,6 +149,8 @@ class PathMethod:
     self_name: str
     inputs: list[str]  # parameters holding input tensors, in order
     sites: list[Site] = field(default_factory=list)
+    # parameters a caller on the path gives a tensor (not a list of them): see `device_input`
+    given_tensors: set[str] = field(default_factory=set)
     constants: frozenset[str] = frozenset()  # locals bound only to constant expressions
     locals: frozenset[str] = frozenset()  # every name bound in the method
 
@@ -147,8 +160,10 @@ class PathMethod:
 
     @property
     def device_input(self) -> Optional[str]:
-        """The tensor argument whose `.device` a fix can use: the first input parameter."""
-        return self.inputs[0] if self.inputs else None
+        """The argument whose `.device` a fix can use: the first input parameter shown to be a
+        tensor (annotated so, read like one: `x.device`, `x.view(...)`, or given one by a caller
+        on the path), never a list of them."""
+        return next((name for name in self.inputs if name in self.given_tensors or _shown_tensor(self.func, name)), None)
 
 
 @dataclass(frozen=True)
@@ -201,7 +216,7 @@ class ForwardFacts:
         for _ in range(3):  # helper inputs come from their call sites: settle in a few passes
             changed = False
             for method in list(order):
-                for callee, inputs in self._walk(method):
+                for callee, inputs, tensors in self._walk(method):
                     known = methods.get(callee.name.value)
                     if known is None:
                         known = PathMethod(callee, self_name(callee) or "self", [])
@@ -211,6 +226,9 @@ class ForwardFacts:
                     new = [p for p in inputs if p not in known.inputs]
                     if new:
                         known.inputs = [p for p in _param_names(callee) if p in {*known.inputs, *new}]
+                        changed = True
+                    if not set(tensors) <= known.given_tensors:
+                        known.given_tensors.update(tensors)
                         changed = True
             if not changed:
                 break
@@ -226,8 +244,9 @@ class ForwardFacts:
             pass
         return method
 
-    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
-        """Record the state before each statement; yield the helpers called and their input params."""
+    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str], list[str]]]:
+        """Record the state before each statement; yield the helpers called, their input params
+        and those of them given a tensor."""
         func = method.func
         method.locals = self._once("locals", func, lambda: frozenset(_bound_names(func)))
         method.constants = self._once("constants", func, lambda: self._constant_locals(method))
@@ -252,7 +271,7 @@ class ForwardFacts:
 
     def _helper_calls(
         self, method: PathMethod, calls: tuple[cst.Call, ...], state: FlowState
-    ) -> Iterator[tuple[cst.FunctionDef, list[str]]]:
+    ) -> Iterator[tuple[cst.FunctionDef, list[str], list[str]]]:
         for call in calls:
             if _self_attr(call.func, method.self_name) is None:
                 continue
@@ -260,7 +279,15 @@ class ForwardFacts:
             callee = self.info.methods.get(call.func.attr.value)
             if callee is None or callee.name.value in self.info.properties or self_name(callee) is None:
                 continue
-            yield callee, _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
+            inputs = _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
+            yield callee, inputs, _bound_params(callee, call, lambda e: self._a_tensor(e, state, method))
+
+    def _a_tensor(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> bool:
+        """An argument known to be one tensor: a parameter shown to be one, or a value computed
+        from the inputs (a bare parameter that is not shown to be a tensor may be a list)."""
+        if isinstance(expr, cst.Name) and expr.value in method.inputs:
+            return expr.value in method.given_tensors or _shown_tensor(method.func, expr.value)
+        return self.derived(expr, state, method, inputs_only=True)
 
     def _update(self, small: cst.BaseSmallStatement, state: FlowState, method: PathMethod) -> None:
         for target, value in _assigned(small):
@@ -693,6 +720,27 @@ def calls_in(root: cst.CSTNode) -> Iterator[cst.Call]:
     for node in nodes_of(root, cst.Call):
         assert isinstance(node, cst.Call)
         yield node
+
+
+def _shown_tensor(func: cst.FunctionDef, name: str) -> bool:
+    params = func.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.annotation is not None:
+            annotation = dotted_name(param.annotation.annotation) or ""
+            return annotation.rpartition(".")[2] in ("Tensor", "FloatTensor", "LongTensor")
+    tensor_use = False
+    for node in nodes_of(func.body, (cst.Attribute, cst.Subscript, cst.For, cst.Call)):
+        if isinstance(node, cst.Attribute) and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            tensor_use = tensor_use or node.attr.value in _TENSOR_ONLY
+        elif isinstance(node, cst.Subscript) and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            if all(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Integer) for e in node.slice):
+                return False  # `clips[0]`: one element of a list of tensors
+        elif isinstance(node, cst.For) and type(node.iter) is cst.Name and node.iter.value == name:  # type: ignore[attr-defined]
+            return False
+        elif isinstance(node, cst.Call) and type(node.func) is cst.Name and node.func.value == "len":  # type: ignore[attr-defined]
+            if node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value == name:  # type: ignore[attr-defined]
+                return False
+    return tensor_use
 
 
 def input_params(func: cst.FunctionDef, inference: TensorInference) -> list[str]:

@@ -1,7 +1,27 @@
-"""Why turning `self.<attr>` into a buffer could break a module (see research/pytorch-buffer-semantics.md).
+"""The proof obligations of turning `self.<attr> = <tensor>` into a non-persistent buffer
+(measured hazards: research/pytorch-buffer-semantics.md).
 
-`blocking` hazards crash or silently change behaviour: no fix. `unsafe` ones are plausible but not
-provably equivalent: an unsafe fix. `notes` keep the fix safe and are only mentioned.
+Each obligation is checked here, once, for every rule whose fix registers a buffer (BUF001, and
+BUF002 on top of it). An obligation the analysis disproves goes to `blocking`: the rewrite would
+crash or silently change behaviour, so no fix is offered. One it cannot prove goes to `unsafe`:
+the fix is offered only with `--unsafe-fixes`. `notes` are mentioned and keep the fix safe. The
+message of a finding names the first obligation that failed.
+
+The obligations (the rules' docs list them too):
+1. the class is not a ScriptModule and has no `register_buffer` of its own;
+2. the name is not a property, method, class attribute, parameter or deleted attribute, in the
+   class or its bases, and a torch.nn base does not own it;
+3. nothing binds the name before the registration runs: the statements of `__init__` before it,
+   the helpers they call (resolved from the class being built, overrides included), the base
+   constructors in this file or others, and the subclasses of this file and others;
+4. it is registered after `super().__init__()`;
+5. every value the class assigns to it is a tensor or None;
+6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
+   or alias an argument or another attribute, and it is not handed to another module;
+7. its dtype may follow the module: not complex, not pinned with an explicit dtype, not bucket
+   boundaries;
+8. the project does not build modules on the meta device (non-persistent buffers are then never
+   restored).
 """
 
 from __future__ import annotations
@@ -13,6 +33,10 @@ from typing import Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.init_order import prior_binding
+from bufferlint.analysis.intent import Family
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -30,14 +54,29 @@ class Hazards:
     notes: list[str] = field(default_factory=list)
 
 
-def buffer_hazards(info: ClassInfo, attr: str, defining: AttrAssignment) -> Hazards:
-    """Everything that stands between `self.<attr> = <tensor>` and a non-persistent buffer."""
+@dataclass
+class ProofContext:
+    """What the obligations look up beyond the class: the file, its module classes, the project."""
+
+    analysis: FileAnalysis
+    family: Family
+
+
+def buffer_hazards(
+    info: ClassInfo, attr: str, defining: AttrAssignment, context: ProofContext, anchor: Optional[cst.BaseSmallStatement]
+) -> Hazards:
+    """Everything that stands between `self.<attr> = <tensor>` and a non-persistent buffer
+    registered at `anchor` (a statement of `__init__`; None: right after `super().__init__()`)."""
     hazards = Hazards()
     _class_hazards(info, hazards)
     _name_hazards(info, attr, hazards)
     _assignment_hazards(info, attr, hazards)
+    _order_hazards(info, attr, anchor, context, hazards)
     if defining.value is not None:
         _value_hazards(info, defining, hazards)
+        _dtype_hazards(info, defining, context, hazards)
+    _sharing_hazards(info, attr, context, hazards)
+    _project_hazards(context, hazards)
     return hazards
 
 
@@ -85,6 +124,25 @@ def _assignment_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
         hazards.blocking.append(f"`{attr}` is also assigned {what} in {others[0].method.name.value}()")
 
 
+def _order_hazards(
+    info: ClassInfo, attr: str, anchor: Optional[cst.BaseSmallStatement], context: ProofContext, hazards: Hazards
+) -> None:
+    """Obligation 3: nothing binds the name before the registration (KeyError otherwise)."""
+    if hazards.blocking:
+        return  # already no fix; the walk below is the costliest obligation
+    analysis = context.analysis
+    prior = prior_binding(info, attr, anchor, context.family.subclasses(info), analysis.lineage)
+    if prior.bound is not None:
+        hazards.blocking.append(f"{prior.bound}, so register_buffer would raise KeyError")
+    elif prior.unknown is not None:
+        hazards.unsafe.append(f"not proved that nothing sets `{attr}` before it is registered: {prior.unknown}")
+    if analysis.project.known and id(info.node) in analysis.top_level_ids:
+        for name, facts in analysis.project.descendants(analysis.qualified(info)):
+            if attr in facts.body or attr in facts.binds or facts.dynamic:
+                hazards.unsafe.append(f"subclass {name} (another file) may also set `{attr}`")
+                break
+
+
 def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) -> None:
     value = defining.value
     assert value is not None
@@ -98,6 +156,75 @@ def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) 
         hazards.unsafe.append(f"the value aliases `{alias}`: after .to() the buffer is a separate copy")
     if _large_constant(value) or _is_mask(defining.attr, value):
         hazards.notes.append("note: .half() will cast it to float16 (large constants overflow to inf)")
+
+
+def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofContext, hazards: Hazards) -> None:
+    """Obligation 7: the values survive the casts a buffer goes through."""
+    analysis = context.analysis
+    project = analysis.project
+    check = ComplexCheck(
+        analysis.function, info.methods.get, analysis.inference.qualify,
+        (frozenset(project.functions), frozenset(project.complex_functions)) if project.known else None,
+    )
+    for assignment in info.assignments_to(defining.attr):
+        if assignment.value is None or assignment.kind is not ValueKind.TENSOR:
+            continue
+        found, maybe = check.reason(assignment.value, assignment.scope.self_name)
+        if found is not None:
+            hazards.blocking.append(f"{found}: as a buffer, .to(torch.bfloat16) would cast it to real numbers")
+            return
+        if maybe is not None and assignment is defining:
+            hazards.unsafe.append(f"{maybe} (a complex buffer is cast to real by .to(dtype))")
+    assert defining.value is not None
+    pin = dtype_pin(defining.value, analysis.inference.qualify)
+    if pin is not None:
+        hazards.unsafe.append(f"its dtype is set on purpose (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
+    bucketing = boundary_use(info, defining.attr, analysis.inference.qualify, info.methods.values())
+    if bucketing is not None:
+        hazards.unsafe.append(f"it holds the boundaries of `{bucketing}`: a cast by .half() would move values to other buckets")
+
+
+def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards: Hazards) -> None:
+    """Obligation 6, second half: another module keeps its own reference to the tensor."""
+    handed = handed_over(info, attr, context.analysis)
+    if handed is not None:
+        hazards.unsafe.append(f"`{attr}` is handed to `{handed}(...)`, which keeps its own reference and would not follow the buffer")
+
+
+def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
+    """Obligation 8: non-persistent buffers are not restored by meta-device construction."""
+    where = context.analysis.project.meta_init
+    if where is not None:
+        hazards.unsafe.append(f"the project builds modules on the meta device ({where}): load_state_dict() never restores a non-persistent buffer")
+
+
+def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[str]:
+    """The class that some code of the file builds with the attribute as an argument
+    (`Decoder(window=self.window)`, `ISTFT(window=stft.window)`): it keeps its own reference
+    (a module even registers a Parameter it is given), so the buffer and it part ways."""
+    for call, callee in _constructor_calls(analysis):
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Attribute) and value.attr.value == attr:
+                return callee
+    return None
+
+
+def _constructor_calls(analysis: FileAnalysis) -> list[tuple[cst.Call, str]]:
+    """Calls of the file to a class (a module class, or any capitalised name), found once per file."""
+    found: Optional[list[tuple[cst.Call, str]]] = analysis.__dict__.get(_CONSTRUCTORS_ATTR)
+    if found is None:
+        found = []
+        for call in nodes_of(analysis.module, cst.Call):
+            callee = dotted_name(call.func)
+            if callee is not None and (callee.rpartition(".")[2][:1].isupper() or analysis.resolver.is_module_call(call)):
+                if not callee.rpartition(".")[2].endswith(("Tensor", "Parameter", "Buffer", "Size")):
+                    found.append((call, callee))
+        analysis.__dict__[_CONSTRUCTORS_ATTR] = found
+    return found
+
+
+_CONSTRUCTORS_ATTR = "_bufferlint_constructor_calls"
 
 
 def _requires_grad(value: cst.BaseExpression) -> bool:

@@ -50,12 +50,13 @@ class Family:
         return index
 
 
-def deliberate_reason(info: ClassInfo, attr: str, defining: AttrAssignment, family: Optional[Family] = None) -> Optional[str]:
+def deliberate_reason(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Optional[Family] = None) -> Optional[str]:
     """Why `self.<attr>` is a plain tensor on purpose, or None when nothing says so.
 
+    `defining`: the assignment that gives it its tensor (None when none is known to);
     `family`: module classes of the same file; subclasses among them count as readers."""
     family = family or Family()
-    for test in (_self_rebinding, _hasattr_cache, _moved_by_override, _device_checked, _input_derived, _per_call_state, _construction_only):
+    for test in _TESTS:
         reason = test(info, attr, defining, family)
         if reason is not None:
             return reason
@@ -94,9 +95,11 @@ def _is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[st
     )
 
 
-def _self_rebinding(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _self_rebinding(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """`self.k = self.k.to(x.device)` is where the tensor is moved, not where it comes from:
     BUF002 reports the move; the attribute's origin is elsewhere or unknown."""
+    if defining is None:
+        return None
     if defining.value is not None and not defining.in_init and _mentions_self_attr(defining.value, defining.scope.self_name, attr):
         return "the assignment re-binds the attribute to a moved copy of itself"
     return None
@@ -106,7 +109,7 @@ def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool
     return any(_is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
 
 
-def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _hasattr_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """`if not hasattr(self, "k"): self.k = ...`: a registered buffer would make hasattr() true
     from the start, so the rewrite would break the cache; whatever it holds was built on demand."""
     for func in info.methods.values():
@@ -121,7 +124,7 @@ def _hasattr_cache(info: ClassInfo, attr: str, defining: AttrAssignment, family:
     return None
 
 
-def _moved_by_override(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _moved_by_override(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     return moved_by_override(info, attr, family)
 
 
@@ -166,7 +169,7 @@ def _mentions_attr_string(node: cst.CSTNode, attr: str) -> bool:
     )
 
 
-def _device_checked(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _device_checked(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """A cache built outside construction that compares its own device (or dtype) with the input's
     rebuilds itself where needed. A tensor made in `__init__` behind such a guard is still a
     finding: the guard only exists to move it (BUF002)."""
@@ -204,7 +207,7 @@ def _compares_placement(node: cst.Comparison, me: Optional[str], attr: str) -> b
     return False
 
 
-def _input_derived(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _input_derived(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Assigned, outside construction, from what a method was called with: it lives where the
     inputs live (activations kept for a hook, fitted statistics, a target set by the caller)."""
     init_time = init_time_methods(info)
@@ -267,7 +270,7 @@ def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
     return [small.target]  # type: ignore[attr-defined]
 
 
-def _per_call_state(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Never a tensor while constructing, and (re)built unconditionally by a method: a value of the
     current call (a sampled mask, a random count), not state the module should carry."""
     if _tensor_at_init(info, attr):
@@ -292,7 +295,7 @@ def _placed(assignment: AttrAssignment) -> bool:
     return False
 
 
-def _construction_only(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Read while constructing (a size computed with torch) and never by forward or other methods."""
     if not _all_methods_visible(info):
         return None  # a base class defined elsewhere (a torch layer, another file) may read it
@@ -324,3 +327,78 @@ def _all_methods_visible(info: ClassInfo) -> bool:
         if any(base not in local and base.rpartition(".")[2] != "Module" for base in owner.base_names):
             return False
     return True
+
+
+def _placeholder(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """`self.cls_token = nn.Parameter(...)` in one configuration and `torch.tensor(0)` in the
+    other: the tensor only stands in (for TorchScript) where the parameter is not used."""
+    for assignment in info.assignments_to(attr):
+        if assignment.kind in (ValueKind.PARAMETER, ValueKind.MODULE, ValueKind.BUFFER):
+            return f"it stands in for the {assignment.kind.value} that {assignment.method.name.value}() assigns in other configurations"
+    return None
+
+
+def _shape_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Rebuilt after construction from the size of what a method was given (a growing causal
+    mask, a rotary table regrown for the sequence length): a cache of the input's shape, not a
+    constant of the module."""
+    init_time = init_time_methods(info)
+    for assignment in info.assignments_to(attr):
+        name = assignment.method.name.value
+        if name in init_time or assignment.value is None or assignment.kind is not ValueKind.TENSOR:
+            continue
+        if _mentions_self_attr(assignment.value, assignment.scope.self_name, attr):
+            continue  # a move of its own tensor (BUF002)
+        if set(_size_names(assignment.value)) & _shape_names(assignment.method):
+            return f"{name}() rebuilds it for the size of its input: a cache of the input's shape, not a constant"
+    return None
+
+
+# Reading these of an input says where and how to build a tensor, not how big: not a size.
+_PLACEMENT = frozenset(("dtype", "device", "is_cuda", "layout", "requires_grad"))
+
+
+def _size_names(root: cst.CSTNode) -> Iterator[str]:
+    """Names whose data or size flows into an expression (`x`, `x.shape[1]`, `x.size(0)`), not
+    their dtype or device (`torch.arange(self.n, dtype=x.dtype)` is the same size for every x)."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            yield node.value
+        elif isinstance(node, cst.Attribute):
+            if node.attr.value not in _PLACEMENT:
+                stack.append(node.value)
+        elif isinstance(node, cst.Arg):
+            if node.keyword is None or node.keyword.value not in ("dtype", "device"):
+                stack.append(node.value)
+        else:
+            stack.extend(child_nodes(node))
+
+
+def _shape_names(func: cst.FunctionDef) -> set[str]:
+    """Parameters (other than self) and the locals computed from their data or size (`n = x.size(1)`)."""
+    params = func.params
+    me = self_name(func)
+    tainted = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value != me}
+    for site in iter_sites(func):
+        small = site.small
+        value = getattr(small, "value", None)
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and value is not None and set(_size_names(value)) & tainted:
+            for target in _targets(small):
+                tainted.update(stored_names(target))
+    return tainted
+
+
+def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """`self.device = device`: the class places its tensors itself rather than through `.to()`."""
+    for owner in (info, *info.ancestors()):
+        if any(a.attr == "device" and a.method.name.value in init_time_methods(owner) for a in owner.assignments):
+            return f"{owner.name} keeps its own `self.device` and places its tensors there"
+    return None
+
+
+_TESTS = (
+    _self_rebinding, _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
+    _input_derived, _shape_cache, _per_call_state, _construction_only,
+)

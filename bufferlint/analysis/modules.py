@@ -33,6 +33,7 @@ class ModuleClassResolver:
                     self.local_modules.add(info.name)
                     changed = True
         for info in infos:
+            info.qualified_bases = [self.qualify(arg.value) for arg in _base_args(info.node)]
             info.is_script_module = self._inherits(info, torch_api.SCRIPT_MODULE_BASES)
             info.is_layer_subclass = any(torch_api.is_layer_base(self.qualify(b)) for b in self._all_bases(info))
 

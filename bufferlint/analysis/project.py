@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 from bufferlint.analysis import torch_api
+from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts
 
 if TYPE_CHECKING:
     from bufferlint.prechecked import Registry
@@ -37,6 +38,7 @@ class FileIndex:
     module: str
     classes: dict[str, list[str]] = field(default_factory=dict)  # qualified class -> qualified bases
     aliases: dict[str, str] = field(default_factory=dict)  # `module.local` -> what the import names
+    facts: FileFacts = field(default_factory=FileFacts)  # what fixes must prove about other files
 
 
 def module_name(path: str) -> str:
@@ -63,7 +65,7 @@ def _package_of(folder: str) -> str:
 def index_source(source: bytes, module: str, is_package: bool = False) -> Optional[FileIndex]:
     """The class headers and imports of one file; None when it defines no class or does not parse."""
     tree = parse_for_index(source)
-    return None if tree is None else index_tree(tree, module, is_package)
+    return None if tree is None else index_tree(tree, module, is_package, source)
 
 
 def parse_for_index(source: bytes) -> Optional[ast.Module]:
@@ -77,8 +79,8 @@ def parse_for_index(source: bytes) -> Optional[ast.Module]:
         return None  # the per-file pass reports parse errors
 
 
-def index_tree(tree: ast.Module, module: str, is_package: bool = False) -> FileIndex:
-    index = FileIndex(module)
+def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: bytes = b"") -> FileIndex:
+    index = FileIndex(module, facts=file_facts(tree, module, source))
     package = module if is_package else module.rpartition(".")[0]
     local: dict[str, str] = {}
     for node in _top_level(tree.body):
@@ -209,6 +211,11 @@ class ProjectIndex:
                     self.modules.add(name)
                     changed = True
 
+    def facts(self, files: Iterable[tuple[str, FileIndex]]) -> ProjectFacts:
+        """What fixes must prove about other files (project_facts.py), along the class hierarchy."""
+        hierarchy = {name: [self.canonical(b) for b in bases] for name, bases in self.classes.items()}
+        return ProjectFacts(((path, index.facts) for path, index in files), hierarchy)
+
     def base_names(self) -> tuple[str, ...]:
         """Names under which the per-file pass may meet a project module class used as a base in
         another class: qualified, re-exported, and the bare class name unless a non-module class
@@ -238,6 +245,7 @@ def project_module_bases(paths: Iterable[str], extra_bases: Iterable[str] = (), 
 class ProjectScan:
     bases: tuple[str, ...]  # to add to `module_bases`
     checked: "Registry"  # what the per-file pass need not parse again (see prechecked.py)
+    facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
 def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> ProjectScan:
@@ -246,7 +254,7 @@ def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_di
 
     cache = IndexCache.load(cache_dir) if cache_dir is not None else None
     extra_bases = tuple(extra_bases)
-    indexes = []
+    indexes: list[tuple[str, FileIndex]] = []
     checked: Registry = {}
     for path in paths:
         if not path.endswith((".py", ".pyi")):
@@ -261,11 +269,11 @@ def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_di
         if known is not None:
             checked[digest(source)] = known
         if index is not None:
-            indexes.append(index)
+            indexes.append((path, index))
     if cache is not None:
         cache.save()
-    project = ProjectIndex(indexes, extra_bases)
-    return ProjectScan(project.base_names(), checked)
+    project = ProjectIndex((index for _, index in indexes), extra_bases)
+    return ProjectScan(project.base_names(), checked, project.facts(indexes))
 
 
 def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tuple[Optional[FileIndex], Optional[ast.Module]]:
@@ -276,7 +284,7 @@ def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tupl
         return cache.get(key, module), None
     try:
         tree = parse_for_index(source)
-        index = None if tree is None else index_tree(tree, module, is_package)
+        index = None if tree is None else index_tree(tree, module, is_package, source)
     except (RecursionError, MemoryError):
         return None, None  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
     if cache is not None:
@@ -326,11 +334,11 @@ class IndexCache:
         self.used[key] = entry
         if entry is None:
             return None
-        classes, aliases = cast(list[dict[str, Any]], entry)
-        return FileIndex(module, dict(classes), dict(aliases))
+        classes, aliases, facts = cast(list[Any], entry)
+        return FileIndex(module, dict(classes), dict(aliases), FileFacts.from_json(facts))
 
     def put(self, key: str, index: Optional[FileIndex]) -> None:
-        self.used[key] = None if index is None else [index.classes, index.aliases]
+        self.used[key] = None if index is None else [index.classes, index.aliases, index.facts.to_json()]
         self.changed = True
 
     def save(self) -> None:

@@ -91,6 +91,28 @@ NON_MODULE_NN_CLASSES = frozenset(
     "Parameter Buffer UninitializedParameter UninitializedBuffer ParameterList ParameterDict".split()
 )
 
+# torch.nn layers that hold no parameters or buffers (losses only while given no `weight`):
+# `.cuda()` on one moves nothing.
+STATELESS_LAYERS = frozenset(
+    """
+    ReLU ReLU6 LeakyReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax LogSoftmax Softmin Softmax2d
+    Softplus Softsign Hardtanh Hardswish Hardsigmoid Hardshrink Softshrink Tanhshrink Threshold GLU
+    LogSigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout Identity Flatten
+    Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
+    AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d
+    LPPool2d Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle PixelUnshuffle
+    ChannelShuffle ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d
+    ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d
+    ReplicationPad3d CircularPad1d CircularPad2d CircularPad3d CosineSimilarity PairwiseDistance Fold
+    Unfold L1Loss MSELoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss SmoothL1Loss
+    HuberLoss SoftMarginLoss MultiLabelSoftMarginLoss CosineEmbeddingLoss MarginRankingLoss
+    HingeEmbeddingLoss TripletMarginLoss PoissonNLLLoss GaussianNLLLoss CTCLoss MultiMarginLoss
+    MultiLabelMarginLoss
+    """.split()
+)
+# Keywords through which a loss is given a tensor it keeps as a buffer.
+WEIGHT_KEYWORDS = frozenset(("weight", "pos_weight"))
+
 PARAMETER_CLASSES = frozenset(
     "torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.UninitializedParameter".split()
 )
@@ -111,6 +133,19 @@ def is_module_base(qualified: Optional[str]) -> bool:
         return False
     # torch.nn.Linear, torch.nn.modules.linear.Linear, torch.nn.parallel.DistributedDataParallel
     return len(parts) == 3 or parts[2] in ("modules", "parallel", "quantized", "qat", "intrinsic")
+
+
+def is_stateless_layer(qualified: Optional[str], keywords: frozenset[str], positional: int) -> bool:
+    """`nn.Softmax(dim=1)`, `nn.CrossEntropyLoss()`: a layer that holds no tensor to move."""
+    if qualified is None or not is_module_base(qualified):
+        return False
+    name = qualified.rpartition(".")[2]
+    if name not in STATELESS_LAYERS:
+        return False
+    if name.endswith("Loss"):
+        # the weight is the first positional argument of the weighted losses
+        return not keywords & WEIGHT_KEYWORDS and (positional == 0 or name in ("L1Loss", "MSELoss", "KLDivLoss", "SmoothL1Loss", "HuberLoss"))
+    return True
 
 
 def is_layer_base(qualified: Optional[str]) -> bool:

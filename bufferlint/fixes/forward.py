@@ -137,6 +137,32 @@ def mutated_in_place(func: cst.FunctionDef, name: str) -> bool:
     return any(_mutates(node, name) for node in iter_nodes(func.body))
 
 
+def escapes(func: cst.FunctionDef, name: str) -> bool:
+    """`name` leaves the call: returned, put in a container, stored on an object or appended
+    somewhere. A hoisted buffer would then be one tensor that every call's result shares."""
+    for node in iter_nodes(func.body):
+        if isinstance(node, cst.Return) and node.value is not None and _holds(node.value, name):
+            return True
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)) and _holds(node, name):
+            return True
+        if isinstance(node, cst.Assign) and is_name(node.value, name):
+            if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
+                return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert", "add", "update", "setdefault"):
+            if any(is_name(a.value, name) for a in node.args):
+                return True
+    return False
+
+
+def _holds(node: cst.CSTNode, name: str) -> bool:
+    if is_name(node, name):
+        return True
+    elements = getattr(node, "elements", None)
+    if elements is not None:
+        return any(is_name(getattr(e, "value", None) or e, name) for e in elements)  # type: ignore[arg-type]
+    return False
+
+
 def _mutates(node: cst.CSTNode, name: str) -> bool:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, name):
         method = node.func.attr.value

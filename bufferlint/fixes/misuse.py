@@ -23,7 +23,7 @@ def parameter_to_buffer(
     call = register_call(self_name, attr, data, persistent=True)
     semicolon = getattr(statement, "semicolon", cst.MaybeSentinel.DEFAULT)
     message = (
-        f"Register `{attr}` as a persistent buffer (same state_dict key; it leaves parameters(), "
-        "so optimizers built from parameters() change)"
+        f"Register `{attr}` as a persistent buffer (same state_dict key; it leaves parameters(), so an "
+        "optimizer built over parameters() changes, and resuming one saved before the change fails)"
     )
     return Fix(Applicability.UNSAFE, message, (Replace(statement, cst.Expr(value=call, semicolon=semicolon)),))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
+from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.hazards import Hazards, ProofContext, buffer_hazards
 from bufferlint.model import Applicability, Edit, Fix, Insert, Replace
 
 
@@ -42,6 +45,29 @@ def registration_edit(info: ClassInfo, attr: str, defining: AttrAssignment) -> O
     if info.init is None and defining.value is not None:
         return Replace(defining.statement, as_register_statement(defining, defining.value))
     return None
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Where an attribute becomes a buffer (`edit`; None when there is nowhere to put it) and the
+    proof obligations of doing so (`hazards`)."""
+
+    edit: Optional[Edit]
+    hazards: Hazards
+
+
+def buffer_registration(attributes: ClassAttributes, attr: str) -> Registration:
+    """The registration of `attr` (a plain tensor attribute of `attributes.info`), computed once."""
+    cache: dict[str, Registration] = attributes.__dict__.setdefault("_registrations", {})
+    known = cache.get(attr)
+    if known is None:
+        info, defining = attributes.info, attributes.defining[attr]
+        edit = registration_edit(info, attr, defining)
+        anchor = edit.target if isinstance(edit, Replace) else None
+        assert anchor is None or isinstance(anchor, cst.BaseSmallStatement)
+        hazards = buffer_hazards(info, attr, defining, ProofContext(attributes.analysis, attributes.family), anchor)
+        known = cache[attr] = Registration(edit, hazards)
+    return known
 
 
 def buffer_fix(edit: Edit, applicability: Applicability, attr: str) -> Fix:

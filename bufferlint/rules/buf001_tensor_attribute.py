@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.attributes import ClassAttributes, class_attributes, file_family
+from bufferlint.analysis.evidence import Evidence
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.hazards import buffer_hazards
-from bufferlint.analysis.intent import Family, deliberate_reason
-from bufferlint.fixes.register_buffer import buffer_fix, registration_edit
+from bufferlint.fixes.register_buffer import buffer_fix, buffer_registration
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
 
@@ -52,40 +51,30 @@ class TensorAttribute(Rule):
     summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        family = Family(analysis.module_classes)
+        family = file_family(analysis)
         for info in family.members:
-            for attr, defining in defining_assignments(info).items():
-                if deliberate_reason(info, attr, defining, family) is None:
-                    yield self._finding(analysis, info, attr, defining)
+            attributes = class_attributes(analysis, info)
+            for attr in attributes.defining:
+                if attributes.quiet(attr) is not None:
+                    continue
+                evidence = attributes.evidence(attr)
+                if evidence is not None:
+                    yield self._finding(analysis, attributes, attr, evidence)
 
-    def _finding(self, analysis: FileAnalysis, info: ClassInfo, attr: str, defining: AttrAssignment) -> Finding:
-        hazards = buffer_hazards(info, attr, defining)
-        message = f"Tensor attribute `{attr}` is not a registered buffer: .to()/.cuda() leave it behind"
+    def _finding(self, analysis: FileAnalysis, attributes: ClassAttributes, attr: str, evidence: Evidence) -> Finding:
+        registration = buffer_registration(attributes, attr)
+        hazards = registration.hazards
+        message = f"Tensor attribute `{attr}` is not a registered buffer: .to()/.cuda() leave it behind, and {evidence.describe()}"
         fix: Optional[Fix] = None
         if hazards.blocking:
             message += f"; no fix: {hazards.blocking[0]}"
+        elif registration.edit is None:
+            message += "; no fix: no __init__ with super().__init__() to register it in"
         else:
-            edit = registration_edit(info, attr, defining)
             applicability = Applicability.UNSAFE if hazards.unsafe else Applicability.SAFE
-            if edit is not None:
-                fix = buffer_fix(edit, applicability, attr)
+            fix = buffer_fix(registration.edit, applicability, attr)
             if hazards.unsafe:
                 message += f"; unsafe: {hazards.unsafe[0]}"
-            if edit is None:
-                message += "; no fix: no __init__ with super().__init__() to register it in"
         if hazards.notes:
             message += f"; {hazards.notes[0]}"
-        return self.finding(analysis, defining.statement, message, fix)
-
-
-def defining_assignments(info: ClassInfo) -> dict[str, AttrAssignment]:
-    """For each plain tensor attribute, the assignment that defines it (first in `__init__`)."""
-    registered = info.registered_buffers
-    chosen: dict[str, AttrAssignment] = {}
-    for assignment in info.assignments:
-        if assignment.kind is not ValueKind.TENSOR or assignment.augmented or assignment.attr in registered:
-            continue
-        current = chosen.get(assignment.attr)
-        if current is None or (assignment.in_init and not current.in_init):
-            chosen[assignment.attr] = assignment
-    return chosen
+        return self.finding(analysis, attributes.defining[attr].statement, message, fix)

@@ -7,16 +7,18 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import stored_names
 from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, self_attr_root
-from bufferlint.analysis.hazards import buffer_hazards
+from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing
+from bufferlint.analysis.walk import nodes_of
 from bufferlint.fixes.forward import Parents, drop_move_edits
-from bufferlint.fixes.register_buffer import registration_edit
+from bufferlint.fixes.register_buffer import buffer_registration
 from bufferlint.model import Applicability, Edit, Finding, Fix
 from bufferlint.rules.base import Rule
-from bufferlint.rules.buf001_tensor_attribute import defining_assignments
 
 
 @dataclass
@@ -86,14 +88,15 @@ class AttributeMovedInForward(Rule):
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
+            attributes = class_attributes(analysis, info)
             by_attr: dict[str, list[AttributeMove]] = {}
-            for found in attribute_moves(facts):
+            for found in attribute_moves(facts, attributes):
                 by_attr.setdefault(found.attr, []).append(found)
             for attr, moves in by_attr.items():
-                yield from self._findings(analysis, info, attr, moves)
+                yield from self._findings(analysis, attributes, attr, moves)
 
-    def _findings(self, analysis: FileAnalysis, info: ClassInfo, attr: str, moves: list[AttributeMove]) -> Iterator[Finding]:
-        edits, applicability, reason = _fix_parts(info, attr, moves)
+    def _findings(self, analysis: FileAnalysis, attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> Iterator[Finding]:
+        edits, applicability, reason = _fix_parts(attributes, attr, moves)
         for found in moves:
             message = f"`{found.method.self_name}.{attr}` is moved with {found.move.description} on every call: register it as a buffer so it moves with the module"
             fix: Optional[Fix] = None
@@ -107,7 +110,7 @@ class AttributeMovedInForward(Rule):
             yield self.finding(analysis, found.move.call, message, fix)
 
 
-def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
+def attribute_moves(facts: ForwardFacts, attributes: ClassAttributes) -> Iterator[AttributeMove]:
     """Every device move of a plain attribute on the forward path, in source order."""
     plain: Optional[set[str]] = None  # computed at the first move found: most classes have none
     path = [m.func for m in facts.methods]
@@ -121,17 +124,23 @@ def attribute_moves(facts: ForwardFacts) -> Iterator[AttributeMove]:
                 if attr is None:
                     continue
                 if plain is None:
-                    plain = _plain_tensor_attributes(facts.info)
+                    plain = _plain_tensor_attributes(attributes)
                 if attr not in plain:
                     continue
                 if self_healing(facts.info, attr, path, method.func, call):
                     continue  # a cache that re-checks its own device: moved once, not per call
+                if _to_own_device(move, method, attr):
+                    continue  # `.to(device=dev)` with `dev` read off the tensor itself: no move at all
                 yield AttributeMove(attr, method, site, move)
 
 
-def _plain_tensor_attributes(info: ClassInfo) -> set[str]:
+def _plain_tensor_attributes(attributes: ClassAttributes) -> set[str]:
+    info = attributes.info
     called = called_attributes(info)
-    return {attr for attr in plain_attributes(info) if not_a_tensor_reason(info, attr, called) is None}
+    return {
+        attr for attr in plain_attributes(info)
+        if not_a_tensor_reason(info, attr, called) is None and attributes.quiet(attr) is None
+    }
 
 
 def plain_attributes(info: ClassInfo) -> set[str]:
@@ -148,28 +157,90 @@ def _to_cpu(move: Move) -> bool:
     return isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
 
 
+def _to_own_device(move: Move, method: PathMethod, attr: str) -> bool:
+    """The target device is read off the attribute itself (`self.t.to(self.t.device)`, or a local
+    bound from an expression that reads it): the move changes nothing."""
+    device = move.device
+    if device is None:
+        return False
+    if _reads_attr(device, method.self_name, attr):
+        return True
+    if isinstance(device, cst.Name):
+        for site in method.sites:
+            small = site.site.small
+            if isinstance(small, cst.Assign) and device.value in set(stored_names_of(small)):
+                if _reads_attr(small.value, method.self_name, attr):
+                    return True
+    return False
+
+
+def _reads_attr(node: cst.CSTNode, me: str, attr: str) -> bool:
+    return any(
+        isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == me and n.attr.value == attr
+        for n in nodes_of(node, cst.Attribute)
+    )
+
+
+def stored_names_of(small: cst.Assign) -> Iterator[str]:
+    for target in small.targets:
+        yield from stored_names(target.target)
+
+
 def _fix_parts(
-    info: ClassInfo, attr: str, moves: list[AttributeMove]
+    attributes: ClassAttributes, attr: str, moves: list[AttributeMove]
 ) -> tuple[Optional[list[Edit]], Optional[Applicability], str]:
     """The edits every finding of `attr` shares (registration plus every move dropped), so one
     round lands them all: once the attribute is a buffer, the moves are no longer flagged."""
-    defining = defining_assignments(info).get(attr)
+    info = attributes.info
+    defining = attributes.defining.get(attr)
     if defining is None:
         return None, None, f"`{attr}` is not known to hold a tensor where it is assigned"
     if any(defining.statement is found.site.site.small for found in moves):
         return None, None, f"`{attr}` gets its tensor from the move itself"
-    hazards = buffer_hazards(info, attr, defining)
+    registration = buffer_registration(attributes, attr)
+    hazards = registration.hazards
     if hazards.blocking:
         return None, None, hazards.blocking[0]
-    registration = registration_edit(info, attr, defining)
-    if registration is None:
+    if registration.edit is None:
         return None, None, "no __init__ with super().__init__() to register it in"
-    edits: list[Edit] = [registration]
+    edits: list[Edit] = [registration.edit]
     for found in moves:
         parents = Parents(found.method.func)
         edits += drop_move_edits(found.move, found.site.site.small, found.site.site.line, parents, attr)
     unsafe = list(hazards.unsafe)
+    unsafe += _move_obligations(attributes, attr, moves)
     if any(found.move.target is Target.OTHER for found in moves):
         unsafe.append("the move targets a device that may differ from the module's")
     applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
     return edits, applicability, unsafe[0] if unsafe else ""
+
+
+def _move_obligations(attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> list[str]:
+    """What dropping the moves must prove on top of the registration: the module is moved by
+    whoever uses it, and nothing but construction gives the attribute its tensor."""
+    reasons = []
+    moved = moved_with_users(attributes)
+    if moved is not None:
+        reasons.append(moved)
+    dropped = {id(found.site.site.small) for found in moves}
+    init_time = init_time_methods(attributes.info)
+    for assignment in attributes.info.assignments_to(attr):
+        if assignment.method.name.value in init_time or id(assignment.statement) in dropped or assignment.kind is ValueKind.NONE:
+            continue
+        reasons.append(f"{assignment.method.name.value}() also assigns `{attr}`, and that tensor may not be on the module's device")
+        break
+    return reasons
+
+
+def moved_with_users(attributes: ClassAttributes) -> Optional[str]:
+    """Why nothing proves that the module is moved with the model that uses it, or None: a
+    module with parameters, buffers or submodules must be moved to run at all."""
+    info = attributes.info
+    for owner in (info, *info.ancestors()):
+        if owner.parameters or owner.registered_buffers or owner.submodules:
+            return None
+    lineage = attributes.analysis.lineage(info)
+    if lineage is not None:
+        if any(facts.stateful or facts.registered for _, facts in lineage.ancestors) or lineage.outside is not None:
+            return None if not lineage.outside else f"base class {lineage.outside} is not among the linted files, and {info.name} holds no parameters of its own: nothing proves its users move it"
+    return f"{info.name} holds no parameters, buffers or submodules, so nothing proves that its users move it: the move may still be needed"

@@ -8,12 +8,13 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import nodes_of
-from bufferlint.analysis.forward import FACTORIES, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
+from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
-from bufferlint.fixes.forward import fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
+from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute
 from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
 
@@ -40,8 +41,7 @@ class ReplacementBuilder:
 
     def build(self, name: str) -> cst.BaseExpression:
         attribute = self_attribute(self.self_name, name)
-        if self.move is None:  # a factory given device=: the buffer replaces the whole call
-            return attribute
+        assert self.move is not None  # only moved constants are found
         return self.move.without_move(attribute)  # keeps a dtype part: `self.mask.to(x.dtype)`
 
 
@@ -77,8 +77,9 @@ class ConstantRebuiltInForward(Rule):
     such expressions. Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
-    moves a module. Both `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`) and factories given
-    `device=x.device` with constant arguments are flagged. Constants with at most one element
+    moves a module. Only constants built on the host and then copied are flagged:
+    `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`); a factory given `device=x.device`
+    builds its tensor on the device directly and is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
 
@@ -107,7 +108,7 @@ class ConstantRebuiltInForward(Rule):
         shown = cst.Module([]).code_for_node(found.value)
         shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
         message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
-        reason = _no_fix_reason(info, found)
+        reason = _no_fix_reason(analysis, info, found)
         fix: Optional[Fix] = None
         if reason is None:
             name = fresh_name(info, _wanted_name(found), taken)
@@ -139,20 +140,13 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
 def _constant_on_input_device(
     facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod
 ) -> Optional[cst.BaseExpression]:
-    """The constant `call` places on the input's device, or None."""
+    """The constant that `call` copies from the host to the input's device, or None. A factory
+    given `device=x.device` builds its tensor there directly: no host copy, no finding."""
     move = facts.move(call, site.state, method)
-    if move is not None:
-        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
+    if move is not None and move.target is Target.INPUT:
+        if _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
             return move.subject
-        return None
-    qualified = facts.inference.qualify(call.func) or ""
-    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
-    if qualified.count(".") != 1 or qualified[len("torch.") :] not in FACTORIES or device is None:
-        return None
-    if not qualified.startswith("torch.") or facts.device_target(device, site.state, method) is not Target.INPUT:
-        return None
-    value = without_keyword(call, "device")
-    return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
+    return None
 
 
 def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
@@ -168,7 +162,8 @@ def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: P
     return tensor_call and facts.is_constant(expr, method)
 
 
-def _no_fix_reason(info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
+def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
+    """The first hoist obligation that fails (see the rule's docs), or None."""
     if info.is_script_module:
         return "ScriptModule subclasses do not support non-persistent buffers"
     if info.defines_register_buffer():
@@ -176,9 +171,16 @@ def _no_fix_reason(info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
     local = _assigned_local(found)
     if local is not None and mutated_in_place(found.method.func, local):
         return f"`{local}` is modified in place, so each call needs a fresh tensor"
+    if local is not None and escapes(found.method.func, local):
+        return f"`{local}` leaves {found.method.name}() (returned or stored), and a buffer would be one tensor shared by every call"
     facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
         return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
+    pin = dtype_pin(found.value, analysis.inference.qualify)
+    if pin is not None:
+        return f"its dtype is set on purpose (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16)"
+    if analysis.project.meta_init is not None:
+        return f"the project builds modules on the meta device ({analysis.project.meta_init}), and load_state_dict() never restores a non-persistent buffer"
     return None
 
 
@@ -197,13 +199,13 @@ def _assigned_local(found: RebuiltConstant) -> Optional[str]:
 
 
 def _wanted_name(found: RebuiltConstant) -> str:
+    """The local it is bound to, or the keyword it is passed as, or `<method>_const`: never the
+    name of the torch function that builds it (`tensor`, `LongTensor` say nothing)."""
     local = _assigned_local(found)
     if local is not None:
         return local
-    for call in calls_in(found.value):
-        func = call.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
-            return func.attr.value
-        if isinstance(func, cst.Name):
-            return func.value
-    return "const"
+    small = found.site.site.small
+    for arg in nodes_of(small, cst.Arg):
+        if arg.keyword is not None and arg.value is found.call:
+            return arg.keyword.value
+    return f"{found.method.name.strip('_')}_const"

@@ -10,6 +10,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.cuda_intent import cuda_on_purpose
+from bufferlint.analysis.torch_api import is_stateless_layer
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.forward import (
@@ -89,7 +90,8 @@ class HardcodedCuda(Rule):
     methods or when `forward` takes no tensor argument. Not flagged: CUDA asked for on purpose,
     that is pins under a test that decides about CUDA (`torch.cuda.is_available()`, `x.is_cuda`,
     a `use_cuda`/`gpu` flag, `device.type == "cpu"`) or after an early exit on one; devices
-    handed to `torch.cuda.*` queries; the fallback of a device parameter (`if device is None:
+    handed to `torch.cuda.*` queries; `.cuda()` on a torch.nn layer that holds no tensors
+    (`nn.Softmax(dim=1).cuda()`, a loss given no `weight`); the fallback of a device parameter (`if device is None:
     device = torch.device("cuda")`); `.cuda(t.device)`; the bodies of `cuda`/`to`/`_apply`
     overrides; device variables; and `.cuda()` on the inputs themselves.
     """
@@ -156,11 +158,11 @@ def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMeth
     func = call.func
     code = cst.Module([]).code_for_node
     if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and qualify(func) is None:
-        if not _default_gpu(call):
+        if not _default_gpu(call) or _holds_nothing(facts, func.value):
             return None  # `.cuda(weight.device)`: the device of a tensor already placed
         return Pin(PinKind.CUDA_CALL, call, ".cuda()", subject=func.value)
     move = facts.move(call, state, method)
-    if move is not None and move.method == "to" and move.target is Target.CUDA:
+    if move is not None and move.method == "to" and move.target is Target.CUDA and not _holds_nothing(facts, move.subject):
         return Pin(PinKind.TO_CUDA, call, f".to({code(move.device)})", subject=move.subject, device=move.device)  # type: ignore[arg-type]
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if device is not None and is_cuda_literal(device, qualify):
@@ -168,6 +170,15 @@ def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMeth
     if qualify(func) == "torch.device" and is_cuda_literal(call, qualify):
         return Pin(PinKind.TORCH_DEVICE, call, code(call))
     return None
+
+
+def _holds_nothing(facts: ForwardFacts, subject: cst.BaseExpression) -> bool:
+    """`nn.Softmax(dim=1).cuda()`: a torch.nn layer without parameters or buffers moves nothing."""
+    if not isinstance(subject, cst.Call):
+        return False
+    keywords = frozenset(a.keyword.value for a in subject.args if a.keyword is not None)
+    positional = sum(1 for a in subject.args if a.keyword is None)
+    return is_stateless_layer(facts.inference.qualify(subject.func), keywords, positional)
 
 
 def _default_gpu(cuda_call: cst.Call) -> bool:

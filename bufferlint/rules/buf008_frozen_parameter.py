@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import GradInference
+from bufferlint.analysis.hazards import handed_over
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -45,21 +46,28 @@ class FrozenParameterRule(Rule):
     before the change still load with `strict=True`.
 
     ## What counts as unfreezing
-    `<x>.mean.requires_grad = True` (any value but `False`) or `<x>.mean.requires_grad_()` anywhere
-    in the file; `self.requires_grad_()`, loops over `self.parameters()`, `named_parameters()`,
-    `modules()` that set `requires_grad`, and `getattr(self, name).requires_grad_()` in the class
-    or a same-file base or subclass. Any of these, or an assignment of a trainable
-    `nn.Parameter` to the same name, means no finding.
+    A finding needs proof that nothing in the repository unfreezes the parameter, so any of these
+    means no finding: `<x>.mean.requires_grad = True` (any value but `False`) or
+    `<x>.mean.requires_grad_()` anywhere in the file; `self.requires_grad_()`, loops over
+    `self.parameters()`, `named_parameters()`, `modules()` that set `requires_grad`, and
+    `getattr(self, name).requires_grad_()` in the class or a same-file base or subclass; an
+    assignment of a trainable `nn.Parameter` to the same name; and, in any file of the run,
+    `<x>.mean.requires_grad = <not False>`, `requires_grad` turned on for a parameter not named
+    (`p.requires_grad = True` in a loop, `requires_grad_()` on a module or a parameter),
+    or Lightning's `unfreeze()`.
 
     ## Fix safety
-    Unsafe: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys stay
-    the same, but `mean` leaves `parameters()`: optimizers and their saved state
-    (`optimizer.load_state_dict` of an old run) see one tensor fewer, and code outside the file
-    may unfreeze it. No fix when the name is assigned anything else in the class or deleted, when
-    another attribute is assigned the same parameter (`self.weight = self.W`), is bound in the
-    class body, the class defines its own `register_buffer`, the class subclasses
-    a `torch.nn` layer (which may own the name), or the wrapped tensor requires grad
-    (`nn.Parameter` detaches it; a buffer would keep its autograd history).
+    Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
+    stay the same, but `mean` leaves `parameters()`: an optimizer built over all parameters has one
+    tensor fewer, so resuming it from a checkpoint saved before the change fails
+    (`optimizer.load_state_dict` sees a different parameter count), and code outside the run may
+    unfreeze it. No fix when the name is assigned anything else in the class or deleted, when
+    another attribute is assigned the same parameter (`self.weight = self.W`), when the parameter
+    is handed to another module (`Decoder(window=self.window)` registers it there too, and that
+    `state_dict` key would disappear), is bound in the class body, the class defines its own
+    `register_buffer`, the class subclasses a `torch.nn` layer (which may own the name), or the
+    wrapped tensor requires grad (`nn.Parameter` detaches it; a buffer would keep its autograd
+    history).
     """
 
     code = "BUF008"
@@ -80,6 +88,8 @@ class FrozenParameterRule(Rule):
             for parameter in frozen:
                 if parameter.attr in trainable or unfreezing.unfreezes(info, parameter.attr, related):
                     continue
+                if analysis.project.may_unfreeze(parameter.attr) is not None:
+                    continue  # a training script may unfreeze it: the repository must prove it frozen
                 yield self._finding(analysis, info, parameter, frozen)
 
     def _finding(
@@ -131,6 +141,9 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         return "the class or a base defines its own register_buffer"
     if info.is_layer_subclass:
         return f"the torch.nn base class may already own `{attr}`"
+    handed = handed_over(info, attr, analysis)
+    if handed is not None:
+        return f"`{attr}` is handed to `{handed}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
     return None
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+import libcst as cst
+
+from bufferlint.analysis.attributes import class_attributes, file_family
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.intent import Family, moved_by_override
+from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.intent import init_time_methods, moved_by_override
+from bufferlint.analysis.walk import nodes_of
 from bufferlint.model import Finding
 from bufferlint.rules.base import Rule
 
@@ -53,7 +58,7 @@ class TensorContainerAttribute(Rule):
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         containers = ContainerInference(analysis.inference)
-        family = Family(analysis.module_classes)
+        family = file_family(analysis)
         for info in family.members:
             walks: dict[int, MethodContainers] = {}
             reported: set[str] = set()
@@ -64,6 +69,11 @@ class TensorContainerAttribute(Rule):
                     continue  # most attributes: no need to walk the method
                 if moved_by_override(info, assignment.attr, family) is not None:
                     continue  # an `_apply`/`to` override moves the container's tensors itself
+                if _rebuilt_after_construction(info, assignment.attr):
+                    continue  # per-call state (an RNN state carried between batches, a lazy cache)
+                attributes = class_attributes(analysis, info)
+                if attributes.quiet(assignment.attr) is not None or attributes.evidence(assignment.attr) is None:
+                    continue
                 walk = walks.get(id(assignment.method))
                 if walk is None:
                     walk = walks[id(assignment.method)] = MethodContainers(containers, assignment.method, assignment.scope)
@@ -71,6 +81,23 @@ class TensorContainerAttribute(Rule):
                 if contents is not None:
                     reported.add(assignment.attr)
                     yield self.finding(analysis, assignment.statement, _message(assignment.attr, contents))
+
+
+def _rebuilt_after_construction(info: ClassInfo, attr: str) -> bool:
+    """Assigned, or filled item by item, by a method that runs after construction."""
+    init_time = init_time_methods(info)
+    for func_name, func in info.methods.items():
+        if func_name in init_time:
+            continue
+        if any(a.attr == attr and a.method is func for a in info.assignments):
+            return True
+        me = self_name(func)
+        for target in nodes_of(func.body, cst.AssignTarget):
+            inner = target.target
+            if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Attribute):
+                if isinstance(inner.value.value, cst.Name) and inner.value.value.value == me and inner.value.attr.value == attr:
+                    return True
+    return False
 
 
 def _in_init_first(info: ClassInfo) -> list[AttrAssignment]:

@@ -13,7 +13,6 @@ from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
 
 _COMBINED = "used with tensors on the input's or the module's device"
-_CUDA = "moved with .cuda()"
 
 
 class ForwardTensorWithoutDevice(Rule):
@@ -90,10 +89,7 @@ def _device_less_uses(facts: ForwardFacts, method: PathMethod) -> Iterator[tuple
 
 def _uses(facts: ForwardFacts, method: PathMethod, state: FlowState, node: cst.CSTNode) -> Iterator[tuple[cst.Call, str]]:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
-        origin = facts.cpu_origin(node.func.value, state, method)
-        if origin is not None:
-            yield origin, _CUDA
-        return
+        return  # a factory moved with `.cuda()` is a hard-coded GPU: BUF004 reports it (and fixes it with device=)
     if isinstance(node, cst.Call) and facts.submodule_call(node, method):
         if facts.cpu_tolerant(node, method):
             return  # nn.CTCLoss: targets and lengths may stay on the CPU

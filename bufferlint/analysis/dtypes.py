@@ -1,0 +1,144 @@
+"""What a buffer's dtype obligations need: is a value complex, pinned to a dtype, or used as
+bucket boundaries?
+
+A plain attribute keeps its dtype; a buffer is cast with the module. `.half()` and
+`.to(torch.bfloat16)` cast every floating buffer, and `.to(dtype)` also casts complex buffers to
+real numbers (the imaginary part is dropped). So registering a tensor is only safe when the
+analysis proves its values survive that: it is not complex, the code did not pin its dtype on
+purpose, and it is not a set of bucket boundaries (`torch.bucketize` on cast boundaries puts
+values in other buckets).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.walk import nodes_of
+
+_COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
+_PINNED_DTYPES = frozenset("float32 float64 float double".split())
+_PINNING_METHODS = frozenset(("double",))
+# torch calls whose (sorted) boundaries argument is compared with the input's values.
+_BOUNDARY_CALLS = {"torch.bucketize": 1, "torch.searchsorted": 0}
+# Builtins and modules whose results are never complex tensors.
+_REAL_CALLS = frozenset("int float bool len range list tuple min max abs round sum sorted reversed enumerate zip".split())
+_REAL_MODULES = ("math", "numpy", "np")
+_MAX_DEPTH = 3
+
+
+class ComplexCheck:
+    """Whether a value may hold complex numbers, following the helpers it calls.
+
+    `function(name)`: a top-level function of the file; `method(name)`: a method of the class;
+    `qualify`: a dotted name through the file's imports; `project`: qualified names of the
+    project's functions and of those that build complex tensors (None without project facts)."""
+
+    def __init__(
+        self,
+        function: Callable[[str], Optional[cst.FunctionDef]],
+        method: Callable[[str], Optional[cst.FunctionDef]],
+        qualify: Callable[[cst.BaseExpression], Optional[str]],
+        project: Optional[tuple[frozenset[str], frozenset[str]]],
+    ) -> None:
+        self.function, self.method, self.qualify, self.project = function, method, qualify, project
+
+    def reason(self, value: cst.CSTNode, me: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+        """(why it is complex, why it may be): at most one of them set."""
+        return self._check(value, me, 0, set())
+
+    def _check(self, node: cst.CSTNode, me: Optional[str], depth: int, seen: set[int]) -> tuple[Optional[str], Optional[str]]:
+        if _mentions_complex(node):
+            return "it holds complex values", None
+        unknown: Optional[str] = None
+        for call in nodes_of(node, cst.Call):
+            found, maybe = self._callee(call, me, depth, seen)
+            if found is not None:
+                return found, None
+            unknown = unknown or maybe
+        return None, unknown
+
+    def _callee(self, call: cst.Call, me: Optional[str], depth: int, seen: set[int]) -> tuple[Optional[str], Optional[str]]:
+        func = call.func
+        qualified = self.qualify(func)
+        if qualified is not None:
+            return self._imported(qualified)
+        body: Optional[cst.FunctionDef] = None
+        if isinstance(func, cst.Name):
+            if func.value in _REAL_CALLS:
+                return None, None
+            body = self.function(func.value)
+            if body is None:
+                return None, f"`{func.value}()` is not defined in this file: not proved to return real values"
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:
+            body = self.method(func.attr.value)
+            if body is None:
+                return None, f"`{me}.{func.attr.value}()` is not defined in this file: not proved to return real values"
+        if body is None or id(body) in seen or depth >= _MAX_DEPTH:
+            return None, None  # a tensor method, or a helper already followed
+        seen.add(id(body))
+        found, maybe = self._check(body.body, self_name(body), depth + 1, seen)
+        if found is not None:
+            return f"{found} (built by {body.name.value}())", None
+        return None, maybe
+
+    def _imported(self, qualified: str) -> tuple[Optional[str], Optional[str]]:
+        head = qualified.split(".")[0]
+        if head == "torch" or head in _REAL_MODULES:
+            return None, None
+        if self.project is not None:
+            functions, complex_functions = self.project
+            if qualified in complex_functions:
+                return f"it holds complex values (built by {qualified})", None
+            if qualified in functions:
+                return None, None
+        return None, f"`{qualified}` is defined outside the linted files: not proved to return real values"
+
+
+def _mentions_complex(node: cst.CSTNode) -> bool:
+    for inner in nodes_of(node, (cst.Name, cst.Imaginary)):
+        if isinstance(inner, cst.Imaginary) or inner.value in _COMPLEX_NAMES:  # type: ignore[attr-defined]
+            return True
+    return any(dotted_name(call.func) in ("torch.complex", "complex") for call in nodes_of(node, cst.Call))
+
+
+def dtype_pin(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+    """The part of `value` that sets its floating dtype on purpose (`dtype=torch.float32`,
+    `.double()`, `.to(torch.float64)`), or None."""
+    code = cst.Module([]).code_for_node
+    for call in nodes_of(value, cst.Call):
+        for arg in call.args:
+            is_dtype = (arg.keyword is not None and arg.keyword.value == "dtype") or (
+                arg.keyword is None and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "type")
+            )
+            if is_dtype and _pinned(arg.value, qualify):
+                return code(arg).strip().rstrip(",")
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PINNING_METHODS and not call.args:
+            return f".{call.func.attr.value}()"
+    return None
+
+
+def _pinned(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    qualified = qualify(node)
+    return qualified is not None and qualified.startswith("torch.") and qualified[len("torch.") :] in _PINNED_DTYPES
+
+
+def boundary_use(info: ClassInfo, attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+    """The call that uses `self.<attr>` as sorted boundaries (`torch.bucketize(x, self.bins)`)."""
+    for func in methods:
+        me = self_name(func)
+        for call in nodes_of(func.body, cst.Call):
+            position = _BOUNDARY_CALLS.get(qualify(call.func) or "")
+            positional = [a for a in call.args if a.keyword is None]
+            if position is None or len(positional) <= position:
+                continue
+            target = positional[position].value
+            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
+                target = target.func.value  # `self.bins.to(x.device)`
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me and target.attr.value == attr:
+                return qualify(call.func)
+    return None

@@ -1,0 +1,217 @@
+"""Evidence that a plain tensor attribute's device matters: the reason a maintainer acts on a finding.
+
+A tensor kept as a plain attribute is only a problem when it meets tensors that live where the
+module or its inputs live, so that `.to()`/`.cuda()` leaving it behind makes an op fail (or a
+per-call copy necessary). The evidence, found in the methods that run after construction (the
+forward path first, then every other method of the class and of its subclasses in the file):
+
+- `moved`: it is moved to another device on the forward path (`self.t.to(x.device)`);
+- `meets`: it (or a local computed from it) is an operand of an op together with an input or the
+  module's own state: arithmetic, a comparison, a torch function, a tensor method, a submodule
+  call, or a call that receives both;
+- `returned`: the forward path returns it (its caller combines it with tensors on the module's
+  device).
+
+Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
+`.tolist()`, `.cpu()`), indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
+arguments (`pack_padded_sequence` lengths), and 0-dim tensors (CUDA accepts them next to its own).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
+from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
+
+# Attributes of a tensor that are tensors sharing its data (and device).
+_DATA_ATTRS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
+# Methods that return the tensor somewhere else, or not as a tensor: the result carries nothing.
+_LEAVING_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "cuda", "to", "type_as"))
+_NON_TENSOR_BUILTINS = frozenset("len int float bool str isinstance print repr type id hasattr getattr".split())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    kind: str  # "moved" | "meets" | "returned"
+    method: str  # the method it was found in
+    node: cst.CSTNode
+
+    def describe(self) -> str:
+        if self.kind == "moved":
+            return f"{self.method}() moves it to another device on every call"
+        if self.kind == "returned":
+            return f"{self.method}() returns it"
+        return f"{self.method}() uses it with the input or the module's tensors"
+
+
+class EvidenceFinder:
+    """Evidence for the plain tensor attributes `wanted` of one class (and its same-file
+    subclasses, whose methods read the attributes they inherit)."""
+
+    def __init__(self, facts: ForwardFacts, wanted: frozenset[str], subclass_facts: tuple[ForwardFacts, ...] = ()) -> None:
+        self.facts = facts
+        self.wanted = wanted
+        self.subclass_facts = subclass_facts
+        self._found: Optional[dict[str, Evidence]] = None
+
+    def evidence(self, attr: str) -> Optional[Evidence]:
+        if self._found is None:
+            self._found = {}
+            for facts in (self.facts, *self.subclass_facts):
+                for method in _methods(facts):
+                    self._scan(facts, method)
+        return self._found.get(attr)
+
+    def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
+        carriers: dict[str, frozenset[str]] = {}
+        on_path = facts.path_method(method.func) is not None
+        for site in method.sites:
+            reader = _Reader(facts, method, site.state, carriers, self.wanted)
+            small = site.site.small
+            for node in site.operations:
+                self._add(reader.meets(node), "meets", method, node)
+            if on_path and isinstance(small, cst.Return) and small.value is not None:
+                self._add(reader.carried(small.value), "returned", method, small)
+            if on_path:
+                for call in site.calls:
+                    move = facts.move(call, site.state, method)
+                    if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
+                        self._add(reader.carried(move.subject), "moved", method, call)
+            _update(small, reader, carriers)
+
+    def _add(self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode) -> None:
+        assert self._found is not None
+        for attr in attrs:
+            self._found.setdefault(attr, Evidence(kind, method.name, node))
+
+
+def _methods(facts: ForwardFacts) -> Iterator[PathMethod]:
+    """The forward path, then every other method that runs after construction."""
+    yield from facts.methods
+    on_path = {id(m.func) for m in facts.methods}
+    skipped = init_time_methods(facts.info)
+    for name, func in facts.info.methods.items():
+        if id(func) in on_path or name in skipped or name in facts.info.properties:
+            continue
+        if func.params.params and not _is_static(func):
+            yield facts.method_sites(func, input_params(func, facts.inference))
+
+
+def _is_static(func: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in func.decorators)
+
+
+class _Reader:
+    """Reads expressions at one statement: which wanted attributes they carry, where they meet."""
+
+    def __init__(self, facts: ForwardFacts, method: PathMethod, state: FlowState, carriers: dict[str, frozenset[str]], wanted: frozenset[str]) -> None:
+        self.facts, self.method, self.state, self.carriers, self.wanted = facts, method, state, carriers, wanted
+
+    def carried(self, expr: cst.BaseExpression) -> frozenset[str]:
+        kind = type(expr)
+        if kind is cst.Name:
+            return self.carriers.get(expr.value, frozenset())  # type: ignore[attr-defined]
+        if kind is cst.Attribute:
+            return self._attribute(expr)  # type: ignore[arg-type]
+        if kind is cst.Subscript:
+            return self.carried(expr.value)  # type: ignore[attr-defined]
+        if kind is cst.BinaryOperation:
+            return self.carried(expr.left) | self.carried(expr.right)  # type: ignore[attr-defined]
+        if kind is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):  # type: ignore[attr-defined]
+            return self.carried(expr.expression)  # type: ignore[attr-defined]
+        if kind is cst.IfExp:
+            return self.carried(expr.body) | self.carried(expr.orelse)  # type: ignore[attr-defined]
+        if kind is cst.Call:
+            return self._call(expr)  # type: ignore[arg-type]
+        if kind is cst.Tuple or kind is cst.List:
+            found: frozenset[str] = frozenset()
+            for element in expr.elements:  # type: ignore[attr-defined]
+                found |= self.carried(element.value)
+            return found
+        return frozenset()
+
+    def _attribute(self, expr: cst.Attribute) -> frozenset[str]:
+        value = expr.value
+        if isinstance(value, cst.Name) and value.value == self.method.self_name:
+            return frozenset((expr.attr.value,)) & self.wanted
+        if expr.attr.value in _DATA_ATTRS:
+            return self.carried(value)
+        return frozenset()  # `.shape`, `.device`, `.dtype`: metadata
+
+    def _call(self, call: cst.Call) -> frozenset[str]:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            if self.facts.move(call, self.state, self.method) is not None or func.attr.value in _LEAVING_METHODS:
+                if self.facts.casts_only(call, self.state, self.method):
+                    return self.carried(func.value)
+                return frozenset()  # moved: the copy lives elsewhere (the move is its own evidence)
+            if func.attr.value in NON_TENSOR_METHODS:
+                return frozenset()
+            receiver = self.carried(func.value)
+            if receiver:
+                return receiver
+        qualified = self.facts.inference.qualify(func)
+        if qualified is not None and qualified.startswith("torch."):
+            return self._args(call)
+        if isinstance(func, cst.Name) and func.value in _NON_TENSOR_BUILTINS:
+            return frozenset()
+        return frozenset()  # an unknown callable: its result is not followed
+
+    def _args(self, call: cst.Call) -> frozenset[str]:
+        found: frozenset[str] = frozenset()
+        for arg in call.args:
+            found |= self.carried(arg.value)
+        return found
+
+    def meets(self, node: cst.CSTNode) -> frozenset[str]:
+        """Wanted attributes that `node` combines with a tensor on the input's or module's device."""
+        facts, state, method = self.facts, self.state, self.method
+        if isinstance(node, cst.Call) and facts.cpu_tolerant(node, method):
+            return frozenset()
+        operands = combined_operands(node, facts, method)
+        if operands is None and isinstance(node, cst.Call):
+            operands = self._passed_along(node)
+        if not operands:
+            return frozenset()
+        carried = [self.carried(op) for op in operands]
+        attrs = frozenset().union(*carried)
+        if not attrs:
+            return frozenset()
+        if isinstance(node, cst.Call) and facts.submodule_call(node, method):
+            return attrs  # a submodule's weights live on the module's device
+        placed = [c for op, c in zip(operands, carried) if facts.derived(op, state, method)]
+        # `(x + self.a) + self.b`: `b` meets a placed operand that does not carry `b` itself
+        return frozenset(attr for attr in attrs if any(attr not in c for c in placed))
+
+    def _passed_along(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        """The arguments of a submodule call, or of a call to code the analysis does not read
+        (a helper of the file, a function of another module) that is given both the attribute
+        and a placed tensor."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in _NON_TENSOR_BUILTINS:
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value in NON_TENSOR_METHODS:
+            return None
+        qualified = self.facts.inference.qualify(func)
+        if qualified is not None and qualified.startswith("torch.") and not self.facts.submodule_call(call, self.method):
+            return None  # torch functions: `combined_operands` decided
+        return [arg.value for arg in call.args if not arg.star]
+
+
+def _update(small: cst.BaseSmallStatement, reader: _Reader, carriers: dict[str, frozenset[str]]) -> None:
+    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+        attrs = reader.carried(small.value)
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        for target in targets:
+            names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
+            for name in names:
+                if isinstance(name, cst.Name):
+                    if attrs:
+                        carriers[name.value] = attrs
+                    else:
+                        carriers.pop(name.value, None)

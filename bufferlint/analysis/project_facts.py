@@ -1,0 +1,469 @@
+"""What the linted files say about each other, gathered by the project scan (analysis/project.py).
+
+A fix is safe only when it is proved, and some of what it must prove lies in other files: a base
+class defined elsewhere may already set the attribute the fix registers (`register_buffer` then
+raises KeyError), a subclass may bind the name, a training script may unfreeze a "frozen"
+parameter by name, and a codebase that builds its models on the meta device never restores
+non-persistent buffers. The scan reads every file once with `ast`; this module adds, per file:
+
+- per top-level class: the names its methods store on `self`, the names it registers as buffers or
+  parameters, the names bound in its body, the methods it calls on `self`, and whether it sets
+  attributes under names that are not spelled out (`setattr(self, name, ...)`, `__dict__`);
+- the file's parameter unfreezing sites, and where it builds modules on the meta device;
+- its top-level functions that build complex tensors.
+
+Reading is cheap on purpose (it runs on every file of a cold run): class facts come from
+statements only (assignment targets and statement-level calls), never from a walk of every
+expression; the file-level facts come from regular expressions over the bytes. Both err on the
+side of "may": a name they miss would make a fix unsafe, never a finding false.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterable, Iterator, Optional
+
+# Methods through which a class moves its own state (a class defining one manages its devices).
+MOVE_METHODS = frozenset(("_apply", "to", "cuda", "cpu", "half", "float", "double", "type", "bfloat16"))
+
+_UNFREEZE_SET = re.compile(rb"(?P<receiver>[\w.\[\]()'\"]*?)\.requires_grad[ \t]*=(?!=)[ \t]*(?P<value>[^\n#;]*)")
+_UNFREEZE_CALL = re.compile(rb"\.requires_grad_\([ \t]*(?P<args>[^)\n]*)\)")
+# Lightning's `unfreeze()` and `BaseFinetuning.make_trainable(...)` turn requires_grad on wholesale.
+_UNFREEZE_HELPERS = re.compile(rb"\b(?:unfreeze\w*|make_trainable)\(")
+_META_INIT = re.compile(
+    rb"\.to_empty\(|device[ \t]*=[ \t]*[\"']meta[\"']|torch\.device\([ \t]*[\"']meta[\"']|\binit_empty_weights\b|\bskip_init\("
+)
+# The project creates tensors on the GPU by default (`torch.set_default_device("cuda")`).
+_DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type\([^)\n]*cuda")
+_COMPLEX = re.compile(
+    rb"\b(?:polar|view_as_complex|cfloat|cdouble|chalf|complex32|complex64|complex128)\b|torch\.complex\(|\b\d+(?:\.\d*)?[jJ]\b"
+)
+_FALSE = re.compile(rb"^\s*(?:requires_grad\s*=\s*)?False\s*$")
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    """One class of the project, as its own statements show it (inherited facts are not merged in)."""
+
+    binds: tuple[str, ...] = ()  # names its methods store on self (any target form, setattr with a literal)
+    registered: tuple[str, ...] = ()  # names it registers as buffers or parameters
+    body: tuple[str, ...] = ()  # names bound in the class body: class attributes, methods, properties
+    self_calls: tuple[str, ...] = ()  # methods it calls on self in statement position or as an assigned value
+    dynamic: bool = False  # stores attributes under names not spelled out
+    stateful: bool = False  # creates parameters, buffers or submodules
+
+    def to_json(self) -> list[Any]:
+        return [self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful)]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> "ClassFacts":
+        binds, registered, body, calls, dynamic, stateful = data
+        return cls(tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful))
+
+    @property
+    def moves_itself(self) -> bool:
+        return any(name in MOVE_METHODS for name in self.body)
+
+
+@dataclass
+class FileFacts:
+    """The facts of one file; `classes` and `complex_functions` hold qualified names."""
+
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    unfrozen: tuple[str, ...] = ()  # `<x>.<name>.requires_grad = <not False>`: the names
+    unfreezes_any: Optional[int] = None  # line of the first unfreezing that names no parameter
+    meta_init: Optional[int] = None  # line of the first meta-device construction or to_empty()
+    default_device: Optional[int] = None  # line of the first `torch.set_default_device(...)`
+    functions: tuple[str, ...] = ()  # top-level functions
+    complex_functions: tuple[str, ...] = ()  # those of them that may build complex tensors
+
+    def to_json(self) -> list[Any]:
+        classes = {name: facts.to_json() for name, facts in self.classes.items()}
+        return [classes, self.unfrozen, self.unfreezes_any, self.meta_init, self.default_device, self.functions, self.complex_functions]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> "FileFacts":
+        classes, unfrozen, unfreezes_any, meta_init, default_device, functions, complex_functions = data
+        return cls(
+            {name: ClassFacts.from_json(value) for name, value in classes.items()},
+            tuple(unfrozen), unfreezes_any, meta_init, default_device, tuple(functions), tuple(complex_functions),
+        )
+
+
+def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
+    """The facts of one parsed file (`module`: its dotted name)."""
+    facts = FileFacts()
+    for node in _top_level_classes(tree.body):
+        facts.classes[f"{module}.{node.name}"] = class_facts(node)
+    facts.unfrozen, facts.unfreezes_any = _unfreezing(source)
+    facts.meta_init = _first_line(_META_INIT, source)
+    facts.default_device = _first_line(_DEFAULT_DEVICE, source)
+    facts.functions = tuple(
+        f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
+    return facts
+
+
+def _top_level_classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            yield node
+        elif isinstance(node, ast.If):
+            yield from _top_level_classes(node.body)
+            yield from _top_level_classes(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                yield from _top_level_classes(block)
+
+
+# -- one class --------------------------------------------------------------------------------------
+class _ClassReader:
+    def __init__(self) -> None:
+        self.binds: set[str] = set()
+        self.registered: set[str] = set()
+        self.self_calls: set[str] = set()
+        self.dynamic = False
+        self.stateful = False
+
+    def method(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        me = _self_name(func)
+        if me is None:
+            return
+        for stmt in _statements(func.body):
+            kind = type(stmt)
+            if kind is ast.Assign:
+                for target in stmt.targets:  # type: ignore[attr-defined]
+                    self._target(target, me)
+                self._value(stmt.value, me)  # type: ignore[attr-defined]
+            elif kind is ast.AnnAssign or kind is ast.AugAssign:
+                self._target(stmt.target, me)  # type: ignore[attr-defined]
+                if stmt.value is not None:  # type: ignore[attr-defined]
+                    self._value(stmt.value, me)  # type: ignore[attr-defined]
+            elif kind is ast.For or kind is ast.AsyncFor:
+                self._target(stmt.target, me)  # type: ignore[attr-defined]
+            elif kind is ast.With or kind is ast.AsyncWith:
+                for item in stmt.items:  # type: ignore[attr-defined]
+                    if item.optional_vars is not None:
+                        self._target(item.optional_vars, me)
+            elif kind is ast.Expr or kind is ast.Return:
+                if stmt.value is not None:  # type: ignore[attr-defined]
+                    self._value(stmt.value, me)  # type: ignore[attr-defined]
+
+    def _target(self, target: ast.expr, me: str) -> None:
+        kind = type(target)
+        if kind is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
+            self.binds.add(target.attr)  # type: ignore[attr-defined]
+        elif kind is ast.Tuple or kind is ast.List:
+            for element in target.elts:  # type: ignore[attr-defined]
+                self._target(element, me)
+        elif kind is ast.Starred:
+            self._target(target.value, me)  # type: ignore[attr-defined]
+        elif kind is ast.Subscript and _is_attr_of(target.value, me, "__dict__"):  # type: ignore[attr-defined]
+            self.dynamic = True
+
+    def _value(self, value: ast.expr, me: str) -> None:
+        if type(value) is not ast.Call:
+            return
+        func = value.func  # type: ignore[attr-defined]
+        args = value.args  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and _is_name(func.value, me):
+            name = func.attr
+            if name in ("register_buffer", "register_parameter", "add_module", "register_module"):
+                self.stateful = True
+                literal = _literal(args[0]) if args else None
+                if literal is None:
+                    self.dynamic = True
+                elif name.startswith("register_"):
+                    self.registered.add(literal)
+                else:
+                    self.binds.add(literal)
+            else:
+                self.self_calls.add(name)
+        elif type(func) is ast.Attribute and func.attr == "update" and _is_attr_of(func.value, me, "__dict__"):
+            self.dynamic = True
+        elif type(func) is ast.Name and func.id in ("setattr", "object.__setattr__") or _is_object_setattr(func):
+            if len(args) >= 2 and _is_name(args[0], me):
+                literal = _literal(args[1])
+                if literal is None:
+                    self.dynamic = True
+                else:
+                    self.binds.add(literal)
+        elif type(func) is ast.Name and func.id == "vars" and args and _is_name(args[0], me):
+            self.dynamic = True
+
+
+def class_facts(node: ast.ClassDef) -> ClassFacts:
+    reader = _ClassReader()
+    body: set[str] = set()
+    for stmt in node.body:
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            body.add(stmt.name)  # type: ignore[attr-defined]
+            reader.method(stmt)  # type: ignore[arg-type]
+            if stmt.name == "__init__" and _creates_state(stmt):  # type: ignore[attr-defined,arg-type]
+                reader.stateful = True
+        elif kind is ast.Assign:
+            body.update(t.id for t in stmt.targets if type(t) is ast.Name)  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign and type(stmt.target) is ast.Name:  # type: ignore[attr-defined]
+            body.add(stmt.target.id)  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            body.add(stmt.name)  # type: ignore[attr-defined]
+    return ClassFacts(
+        tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
+        tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful,
+    )
+
+
+def _creates_state(init: ast.FunctionDef) -> bool:
+    """`__init__` stores the result of calling a class (a layer, `nn.Parameter`) on self."""
+    me = _self_name(init)
+    for stmt in _statements(init.body):
+        if type(stmt) is ast.Assign and type(stmt.value) is ast.Call:  # type: ignore[attr-defined]
+            if any(type(t) is ast.Attribute and _is_name(t.value, me or "") for t in stmt.targets):  # type: ignore[attr-defined]
+                name = _called_name(stmt.value.func)  # type: ignore[attr-defined]
+                if name is not None and name[:1].isupper():
+                    return True
+    return False
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a function body, nested blocks included, nested scopes skipped."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+            continue
+        yield stmt
+        children: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if type(block) is list:
+                children.extend(block)
+        for handler in getattr(stmt, "handlers", ()):
+            children.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            children.extend(case.body)
+        stack.extend(reversed(children))
+
+
+def _self_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Optional[str]:
+    for decorator in func.decorator_list:
+        if isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod"):
+            return None
+    params = func.args.posonlyargs or func.args.args
+    return params[0].arg if params else None
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return type(node) is ast.Name and node.id == name  # type: ignore[attr-defined]
+
+
+def _is_attr_of(node: ast.expr, me: str, attr: str) -> bool:
+    return type(node) is ast.Attribute and node.attr == attr and _is_name(node.value, me)  # type: ignore[attr-defined]
+
+
+def _is_object_setattr(func: ast.expr) -> bool:
+    return type(func) is ast.Attribute and func.attr == "__setattr__"  # type: ignore[attr-defined]
+
+
+def _literal(node: ast.expr) -> Optional[str]:
+    return node.value if type(node) is ast.Constant and isinstance(node.value, str) else None  # type: ignore[attr-defined]
+
+
+def _called_name(func: ast.expr) -> Optional[str]:
+    if type(func) is ast.Name:
+        return func.id  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute:
+        return func.attr  # type: ignore[attr-defined]
+    return None
+
+
+# -- the file's text ----------------------------------------------------------------------------------
+def _unfreezing(source: bytes) -> tuple[tuple[str, ...], Optional[int]]:
+    """Names whose `requires_grad` is turned on (`<x>.<name>.requires_grad = True`), and the line
+    of the first unfreezing that names no parameter: a loop variable (`p.requires_grad = True`),
+    `requires_grad_()` on anything (a module unfreezes every parameter it holds), Lightning's
+    `unfreeze()`. Turning it off (`= False`, `requires_grad_(False)`) is not unfreezing."""
+    if b"requires_grad" not in source and b"unfreeze" not in source and b"make_trainable" not in source:
+        return (), None
+    names: set[str] = set()
+    anonymous: list[int] = []
+    for match in _UNFREEZE_SET.finditer(source):
+        if _FALSE.match(match.group("value")):
+            continue
+        receiver = match.group("receiver")
+        last = receiver.rpartition(b".")[2]
+        if b"." in receiver and re.fullmatch(rb"\w+", last):
+            names.add(last.decode("ascii", "replace"))
+        else:
+            anonymous.append(match.start())
+    for match in _UNFREEZE_CALL.finditer(source):
+        if not _FALSE.match(match.group("args")):
+            anonymous.append(match.start())
+    anonymous.extend(match.start() for match in _UNFREEZE_HELPERS.finditer(source))
+    first = _line_of(source, min(anonymous)) if anonymous else None
+    return tuple(sorted(names)), first
+
+
+def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:
+    match = pattern.search(source)
+    return None if match is None else _line_of(source, match.start())
+
+
+def _line_of(source: bytes, offset: int) -> int:
+    return source.count(b"\n", 0, offset) + 1
+
+
+def _complex_functions(tree: ast.Module, source: bytes) -> Iterator[str]:
+    """Top-level functions whose lines mention a complex constructor, dtype or literal."""
+    if _COMPLEX.search(source) is None:
+        return
+    lines = [_line_of(source, m.start()) for m in _COMPLEX.finditer(source)]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if any(node.lineno <= line <= end for line in lines):
+                yield node.name
+
+
+# -- the whole project ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Lineage:
+    """What the bases of one class, defined in other files, may do to an attribute name."""
+
+    ancestors: tuple[tuple[str, ClassFacts], ...]  # project classes of other files, nearest first
+    outside: Optional[str]  # the first base that is neither in the project nor torch.nn.Module
+
+
+class ProjectFacts:
+    """The facts of every linted file, joined along the project's class hierarchy.
+
+    Equal (and hashed) by a digest of its content: it is part of `Settings`, whose fingerprint
+    keys the result cache, so a finding that depends on another file is recomputed when that
+    file changes."""
+
+    def __init__(
+        self,
+        files: Iterable[tuple[str, FileFacts]] = (),
+        hierarchy: Optional[dict[str, list[str]]] = None,
+    ) -> None:
+        self.classes: dict[str, ClassFacts] = {}
+        self.module_of: dict[str, str] = {}
+        self.unfrozen: set[str] = set()
+        self.unfreezes_any: Optional[str] = None
+        self.meta_init: Optional[str] = None
+        self.default_device: Optional[str] = None
+        self.functions: set[str] = set()
+        self.complex_functions: set[str] = set()
+        for path, facts in sorted(files, key=lambda item: item[0]):
+            self._add(path, facts)
+        self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
+        self.digest = self._digest()
+
+    def _add(self, path: str, facts: FileFacts) -> None:
+        for name, info in facts.classes.items():
+            self.classes[name] = info
+            self.module_of[name] = name.rpartition(".")[0]
+        self.unfrozen.update(facts.unfrozen)
+        if facts.unfreezes_any is not None and self.unfreezes_any is None:
+            self.unfreezes_any = f"{path}:{facts.unfreezes_any}"
+        if facts.meta_init is not None and self.meta_init is None:
+            self.meta_init = f"{path}:{facts.meta_init}"
+        if facts.default_device is not None and self.default_device is None:
+            self.default_device = f"{path}:{facts.default_device}"
+        self.functions.update(facts.functions)
+        self.complex_functions.update(facts.complex_functions)
+
+    def _digest(self) -> str:
+        if not self.classes and not self.hierarchy and not self.unfrozen:
+            if self.unfreezes_any is None and self.meta_init is None and not self.functions:
+                return ""
+        payload = json.dumps(
+            [
+                sorted((k, v.to_json()) for k, v in self.classes.items()),
+                sorted(self.hierarchy.items()),
+                sorted(self.unfrozen), self.unfreezes_any, self.meta_init, self.default_device, sorted(self.functions),
+                sorted(self.complex_functions),
+            ],
+            separators=(",", ":"),
+        )
+        return hashlib.blake2b(payload.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectFacts) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __repr__(self) -> str:
+        return f"ProjectFacts({self.digest or 'empty'})"
+
+    @property
+    def known(self) -> bool:
+        """Whether a project scan produced these facts (an API call on one source has none)."""
+        return bool(self.digest)
+
+    def lineage(self, qualified: str) -> Optional[Lineage]:
+        """The bases of `qualified` that live in other files, or None when the class is unknown."""
+        if qualified not in self.classes:
+            return None
+        return self._lineages.get(qualified) or self._lineage(qualified)
+
+    @cached_property
+    def _lineages(self) -> dict[str, Lineage]:
+        return {}
+
+    def _lineage(self, qualified: str) -> Lineage:
+        own_module = self.module_of[qualified]
+        ancestors: list[tuple[str, ClassFacts]] = []
+        outside: Optional[str] = None
+        seen = {qualified}
+        queue = list(self.hierarchy.get(qualified, ()))
+        while queue:
+            base = queue.pop(0)
+            if base in seen:
+                continue
+            seen.add(base)
+            if base in self.classes:
+                if self.module_of[base] != own_module:
+                    ancestors.append((base, self.classes[base]))
+                queue.extend(self.hierarchy.get(base, ()))
+            elif outside is None and not _plain_module_base(base):
+                outside = base
+        lineage = Lineage(tuple(ancestors), outside)
+        self._lineages[qualified] = lineage
+        return lineage
+
+    def descendants(self, qualified: str) -> list[tuple[str, ClassFacts]]:
+        """Project classes of other files that derive from `qualified`, directly or not."""
+        found: list[tuple[str, ClassFacts]] = []
+        own_module = self.module_of.get(qualified)
+        frontier = {qualified}
+        seen = {qualified}
+        while frontier:
+            frontier = {name for name, bases in self.hierarchy.items() if name not in seen and frontier & set(bases)}
+            seen |= frontier
+            found.extend((name, self.classes[name]) for name in sorted(frontier) if self.module_of.get(name) != own_module)
+        return found
+
+    def may_unfreeze(self, attr: str) -> Optional[str]:
+        """Where the project may turn `requires_grad` on for a parameter named `attr`."""
+        if attr in self.unfrozen:
+            return f"`{attr}.requires_grad` is set elsewhere in the project"
+        if self.unfreezes_any is not None:
+            return f"{self.unfreezes_any} turns requires_grad on for parameters it does not name"
+        return None
+
+
+def _plain_module_base(name: str) -> bool:
+    return name in ("torch.nn.Module", "torch.nn.modules.module.Module", "object", "builtins.object")
+
+
+EMPTY = ProjectFacts()
