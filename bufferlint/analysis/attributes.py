@@ -47,16 +47,16 @@ class ClassAttributes:
     def quiet(self, attr: str) -> Optional[str]:
         """Why the attribute is no finding whatever its uses, or None."""
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
-        return reason or self._project_reason() or self._zero_dim(attr)
+        return reason or self._project_reason(attr) or self._zero_dim(attr)
 
-    def _project_reason(self) -> Optional[str]:
+    def _project_reason(self, attr: str) -> Optional[str]:
         project = self.analysis.project
         if project.default_device is not None:
             return f"the project creates tensors on its device by default ({project.default_device})"
         lineage = self.analysis.lineage(self.info)
         for name, facts in lineage.ancestors if lineage is not None else ():
-            if facts.moves_itself:
-                return f"base class {name} moves its tensors itself"
+            if facts.moves(attr):
+                return f"base class {name} moves it with its own to()/_apply()"
         return None
 
     def _zero_dim(self, attr: str) -> Optional[str]:

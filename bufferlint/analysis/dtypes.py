@@ -11,7 +11,7 @@ values in other buckets).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -130,15 +130,33 @@ def _pinned(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Op
 def boundary_use(info: ClassInfo, attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> Optional[str]:
     """The call that uses `self.<attr>` as sorted boundaries (`torch.bucketize(x, self.bins)`)."""
     for func in methods:
-        me = self_name(func)
+        me = self_name(func) or ""
+        aliases = {name for name, value in _local_values(func) if _root_is(value, me, attr)}  # `bins = self.bins.to(...)`
         for call in nodes_of(func.body, cst.Call):
             position = _BOUNDARY_CALLS.get(qualify(call.func) or "")
             positional = [a for a in call.args if a.keyword is None]
             if position is None or len(positional) <= position:
                 continue
             target = positional[position].value
-            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute):
-                target = target.func.value  # `self.bins.to(x.device)`
-            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == me and target.attr.value == attr:
+            if _root_is(target, me, attr) or (isinstance(target, cst.Name) and target.value in aliases):
                 return qualify(call.func)
     return None
+
+
+def _root_is(node: cst.BaseExpression, me: str, attr: str) -> bool:
+    """`self.<attr>`, possibly moved, cast or sliced (`self.bins.to(x.device)[1:]`)."""
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        else:
+            break
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me and node.attr.value == attr
+
+
+def _local_values(func: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpression]]:
+    for assign in nodes_of(func.body, cst.Assign):
+        for target in assign.targets:  # type: ignore[attr-defined]
+            if isinstance(target.target, cst.Name):
+                yield target.target.value, assign.value  # type: ignore[attr-defined]

@@ -9,8 +9,10 @@ forward path first, then every other method of the class and of its subclasses i
 - `meets`: it (or a local computed from it) is an operand of an op together with an input or the
   module's own state: arithmetic, a comparison, a torch function, a tensor method, a submodule
   call, or a call that receives both;
-- `returned`: the forward path returns it (its caller combines it with tensors on the module's
-  device).
+- `returned`: the forward path, or a public method, returns it (its caller combines it with
+  tensors on the module's device);
+- `indexed`: it is indexed with an index that lives on the input's device (CUDA refuses a CUDA
+  index into a CPU tensor).
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
 `.tolist()`, `.cpu()`), indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
@@ -27,6 +29,7 @@ import libcst as cst
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # Attributes of a tensor that are tensors sharing its data (and device).
 _DATA_ATTRS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
@@ -46,6 +49,8 @@ class Evidence:
             return f"{self.method}() moves it to another device on every call"
         if self.kind == "returned":
             return f"{self.method}() returns it"
+        if self.kind == "indexed":
+            return f"{self.method}() indexes it with a tensor from the input's device"
         return f"{self.method}() uses it with the input or the module's tensors"
 
 
@@ -70,13 +75,16 @@ class EvidenceFinder:
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
         on_path = facts.path_method(method.func) is not None
+        handed_out = on_path or not method.name.startswith("_")
         for site in method.sites:
             reader = _Reader(facts, method, site.state, carriers, self.wanted)
             small = site.site.small
             for node in site.operations:
                 self._add(reader.meets(node), "meets", method, node)
-            if on_path and isinstance(small, cst.Return) and small.value is not None:
-                self._add(reader.carried(small.value), "returned", method, small)
+            for subscript in nodes_of(small, cst.Subscript):
+                self._add(reader.indexed(subscript), "indexed", method, subscript)
+            if handed_out and isinstance(small, cst.Return) and small.value is not None:
+                self._add(reader.handed_out(small.value), "returned", method, small)
             if on_path:
                 for call in site.calls:
                     move = facts.move(call, site.state, method)
@@ -160,13 +168,41 @@ class _Reader:
             return self._args(call)
         if isinstance(func, cst.Name) and func.value in _NON_TENSOR_BUILTINS:
             return frozenset()
-        return frozenset()  # an unknown callable: its result is not followed
+        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_name(func.value, self.method.self_name)):
+            return self._args(call)  # a function or helper method: what it makes of a CPU tensor stays there
+        return frozenset()
 
     def _args(self, call: cst.Call) -> frozenset[str]:
         found: frozenset[str] = frozenset()
         for arg in call.args:
             found |= self.carried(arg.value)
         return found
+
+    def handed_out(self, expr: cst.BaseExpression) -> frozenset[str]:
+        """The attributes a return statement hands out themselves (`self.pe[:, :n]`, a tuple of
+        them, a local bound to one), not values computed from them (`torch.multinomial(self.w, 1)`)."""
+        kind = type(expr)
+        if kind is cst.Tuple or kind is cst.List:
+            found: frozenset[str] = frozenset()
+            for element in expr.elements:  # type: ignore[attr-defined]
+                found |= self.handed_out(element.value)
+            return found
+        if kind is cst.Subscript:
+            return self.handed_out(expr.value)  # type: ignore[attr-defined]
+        if kind is cst.Name or kind is cst.Attribute:
+            return self.carried(expr)
+        return frozenset()
+
+    def indexed(self, node: cst.Subscript) -> frozenset[str]:
+        """`self.t[idx]` with `idx` on the input's device."""
+        attrs = self.carried(node.value)
+        if not attrs:
+            return frozenset()
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and self.facts.derived(index.value, self.state, self.method, inputs_only=True):
+                return attrs
+        return frozenset()
 
     def meets(self, node: cst.CSTNode) -> frozenset[str]:
         """Wanted attributes that `node` combines with a tensor on the input's or module's device."""

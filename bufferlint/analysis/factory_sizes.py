@@ -48,12 +48,30 @@ def static_numel(expr: cst.BaseExpression, qualify: Qualify) -> Optional[int]:
     return None
 
 
+# Element-wise torch functions and tensor methods: the result has the shape of the operand.
+_POINTWISE = frozenset(
+    "sqrt rsqrt exp log log2 log10 log1p expm1 abs neg sin cos tan tanh sigmoid square reciprocal clamp clip pow".split()
+)
+# Reductions over every element when given no `dim`: the result has no dimensions.
+_FULL_REDUCTIONS = frozenset("sum mean prod max min norm std var amax amin all any median".split())
+
+
 def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify) -> bool:
-    """`torch.zeros(())`, `torch.empty([])`, `torch.tensor(0.)`: a tensor with no dimensions."""
+    """`torch.zeros(())`, `torch.empty([])`, `torch.tensor(0.)`, and what keeps or makes a tensor
+    0-dim: `torch.sqrt(torch.tensor(2.))`, `x.sum()`, `2 * torch.tensor(1.)`."""
+    if isinstance(expr, cst.BinaryOperation):
+        sides = (expr.left, expr.right)
+        return any(is_zero_dim(s, qualify) for s in sides) and all(is_zero_dim(s, qualify) or _is_scalar(s) for s in sides)
+    if isinstance(expr, cst.UnaryOperation):
+        return is_zero_dim(expr.expression, qualify)
     if not isinstance(expr, cst.Call):
         return False
     qualified = qualify(expr.func) or ""
     short = qualified[len("torch.") :] if qualified.startswith("torch.") else ""
+    if _reduces_everything(expr, short) or (short in _POINTWISE and _first_is_zero_dim(expr, qualify)):
+        return True
+    if not short and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _POINTWISE | _SAME_SIZE_METHODS:
+        return is_zero_dim(expr.func.value, qualify)
     if short in _SHAPE_FACTORIES:
         shape = _shape_args(expr, short)
         return shape is not None and len(shape) == 0
@@ -61,6 +79,23 @@ def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify) -> bool:
         data = _positional(expr, 0)
         return data is not None and _is_scalar(data)
     return False
+
+
+def _reduces_everything(call: cst.Call, short: str) -> bool:
+    """`torch.sum(x)`, `x.mean()`: a full reduction (no `dim`, no other positional argument)."""
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    positional = [a for a in call.args if a.keyword is None]
+    if "dim" in keywords or "axis" in keywords:
+        return False
+    if short in _FULL_REDUCTIONS:
+        return len(positional) == 1
+    func = call.func
+    return not short and isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not positional
+
+
+def _first_is_zero_dim(call: cst.Call, qualify: Qualify) -> bool:
+    first = _positional(call, 0)
+    return first is not None and is_zero_dim(first, qualify)
 
 
 def _positional(call: cst.Call, index: int) -> Optional[cst.BaseExpression]:

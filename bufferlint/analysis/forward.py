@@ -308,6 +308,14 @@ class ForwardFacts:
     def _update_unpacked(
         self, target: cst.BaseExpression, value: cst.BaseExpression, state: FlowState, method: PathMethod
     ) -> None:
+        pairs = _parallel(target, value)
+        if pairs is not None:  # `b, device = x.shape[0], x.device`: each name gets its own value
+            before = state.copy()  # every right-hand side is read before any name is bound
+            for element_target, element in pairs:
+                alone = before.copy()
+                self._update(cst.Assign(targets=[cst.AssignTarget(target=element_target)], value=element), alone, method)
+                _take_name(state, alone, element_target.value)
+            return
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]  # type: ignore[attr-defined]
         splits = self._splits(value, state, method, inputs_only=False)
         splits_inputs = self._splits(value, state, method, inputs_only=True)
@@ -850,6 +858,28 @@ def _is_literal(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, (cst.Tuple,)):
         return all(isinstance(e, cst.Element) and _is_literal(e.value) for e in expr.elements)
     return False
+
+
+def _parallel(target: cst.BaseExpression, value: cst.BaseExpression) -> Optional[list[tuple[cst.Name, cst.BaseExpression]]]:
+    """The (name, value) pairs of `a, b = x, y`, or None when the two sides do not pair up."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    names, values = target.elements, value.elements
+    if len(names) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
+        return None
+    if not all(isinstance(e.value, cst.Name) for e in names):
+        return None
+    return [(n.value, v.value) for n, v in zip(names, values)]  # type: ignore[misc]
+
+
+def _take_name(state: FlowState, source: FlowState, name: str) -> None:
+    """Copy what `source` knows of `name` into `state`."""
+    for mine, theirs in ((state.inputs, source.inputs), (state.bound, source.bound), (state.devices, source.devices), (state.dtypes, source.dtypes)):
+        _toggle(mine, name, name in theirs)
+    if name in source.cpu:
+        state.cpu[name] = source.cpu[name]
+    else:
+        state.cpu.pop(name, None)
 
 
 def _toggle(names: set[str], name: str, present: bool) -> None:

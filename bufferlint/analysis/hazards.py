@@ -18,8 +18,8 @@ The obligations (the rules' docs list them too):
 5. every value the class assigns to it is a tensor or None;
 6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
    or alias an argument or another attribute, and it is not handed to another module;
-7. its dtype may follow the module: not complex, not pinned with an explicit dtype, not bucket
-   boundaries;
+7. its dtype may follow the module: not complex and not bucket boundaries (disproved: no fix),
+   not pinned with an explicit dtype (not proved: unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
    restored).
 """
@@ -181,7 +181,7 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
         hazards.unsafe.append(f"its dtype is set on purpose (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
     bucketing = boundary_use(info, defining.attr, analysis.inference.qualify, info.methods.values())
     if bucketing is not None:
-        hazards.unsafe.append(f"it holds the boundaries of `{bucketing}`: a cast by .half() would move values to other buckets")
+        hazards.blocking.append(f"it holds the boundaries of `{bucketing}`: as a buffer, .half() would cast them and move values to other buckets")
 
 
 def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards: Hazards) -> None:

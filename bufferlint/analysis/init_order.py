@@ -13,7 +13,7 @@ computed name, `f(self)`) leaves the proof open: the fix is then unsafe, and say
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -66,11 +66,7 @@ class InitOrder:
         init = owner.init
         if init is None:
             return self._base_init(attr, owner)
-        for site in _sites_before(init, anchor, owner):
-            found = self._site(attr, site, owner)
-            if found != PROVED:
-                return found
-        return PROVED
+        return _first_binding(self._site(attr, site, owner) for site in _sites_before(init, anchor, owner))
 
     # -- one statement ------------------------------------------------------------------------------
     def _site(self, attr: str, site: StatementSite, owner: ClassInfo) -> Prior:
@@ -79,11 +75,7 @@ class InitOrder:
         for target in _targets(small):
             if _stores(target, me, attr):
                 return Prior(bound=f"`{_code(small)}` sets it first")
-        for call in nodes_of(small, cst.Call):
-            found = self._call(attr, call, me, owner)
-            if found != PROVED:
-                return found
-        return PROVED
+        return _first_binding(self._call(attr, call, me, owner) for call in nodes_of(small, cst.Call))
 
     def _call(self, attr: str, call: cst.Call, me: Optional[str], owner: ClassInfo) -> Prior:
         func = call.func
@@ -120,11 +112,10 @@ class InitOrder:
             return PROVED
         self._seen.add(id(func))
         owner = self._owner_of(func)
-        for site in iter_sites(func):
-            found = self._site(attr, site, owner)
-            if found != PROVED:
-                return Prior(found.bound and f"{found.bound} (in {func.name.value}())", found.unknown and f"{found.unknown} (in {func.name.value}())")
-        return PROVED
+        found = _first_binding(self._site(attr, site, owner) for site in iter_sites(func))
+        if found == PROVED:
+            return PROVED
+        return Prior(found.bound and f"{found.bound} (in {func.name.value}())", found.unknown and f"{found.unknown} (in {func.name.value}())")
 
     # -- base constructors --------------------------------------------------------------------------
     def _base_init(self, attr: str, owner: ClassInfo, explicit: Optional[str] = None) -> Prior:
@@ -148,19 +139,17 @@ class InitOrder:
             if hidden:
                 return Prior(unknown=f"base class {hidden[0]} is defined in another file")
             return PROVED
-        for name, facts in self.lineage.ancestors:
-            found = _cross_file(attr, CrossFile(name, facts))
-            if found != PROVED:
-                return found
+        return _first_binding(self._cross_file_steps(attr, self.lineage))
+
+    def _cross_file_steps(self, attr: str, lineage: Lineage) -> Iterator[Prior]:
+        for name, facts in lineage.ancestors:
+            yield _cross_file(attr, CrossFile(name, facts))
             for method in facts.self_calls:  # a base constructor calling an override of this file
                 resolved = self._resolve(method)
                 if isinstance(resolved, cst.FunctionDef):
-                    found = self._whole(attr, resolved)
-                    if found != PROVED:
-                        return found
-        if self.lineage.outside is not None:
-            return Prior(unknown=f"base class {self.lineage.outside} is not among the linted files")
-        return PROVED
+                    yield self._whole(attr, resolved)
+        if lineage.outside is not None:
+            yield Prior(unknown=f"base class {lineage.outside} is not among the linted files")
 
     # -- resolution ------------------------------------------------------------------------------------
     def _resolve(self, method: str) -> Union[cst.FunctionDef, CrossFile, str, None]:
@@ -204,6 +193,18 @@ def prior_binding(
         if found != PROVED:
             return Prior(found.bound and f"{found.bound}, for subclass {sub.name}", found.unknown and f"{found.unknown}, for subclass {sub.name}")
     return PROVED
+
+
+def _first_binding(steps: Iterable[Prior]) -> Prior:
+    """The first step that binds the name; else the first that may; else proved. A disproof
+    found after an unknown still wins: it names the KeyError instead of a doubt."""
+    unknown: Optional[Prior] = None
+    for found in steps:
+        if found.bound is not None:
+            return found
+        if found.unknown is not None and unknown is None:
+            unknown = found
+    return unknown or PROVED
 
 
 def _cross_file(attr: str, base: CrossFile) -> Prior:

@@ -95,14 +95,10 @@ def _is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[st
     )
 
 
-def _self_rebinding(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    """`self.k = self.k.to(x.device)` is where the tensor is moved, not where it comes from:
-    BUF002 reports the move; the attribute's origin is elsewhere or unknown."""
-    if defining is None:
-        return None
-    if defining.value is not None and not defining.in_init and _mentions_self_attr(defining.value, defining.scope.self_name, attr):
-        return "the assignment re-binds the attribute to a moved copy of itself"
-    return None
+def self_rebinding(attr: str, defining: AttrAssignment) -> bool:
+    """`self.k = self.k.to(x.device)` outside `__init__` is where the tensor is moved, not where
+    it comes from: BUF002 reports the move; the attribute's origin is elsewhere or unknown."""
+    return defining.value is not None and not defining.in_init and _mentions_self_attr(defining.value, defining.scope.self_name, attr)
 
 
 def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool:
@@ -138,7 +134,7 @@ def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = Non
             if func is None:
                 continue
             me = self_name(func)
-            generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars") for n in iter_nodes(func.body))
+            generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars", "dir") for n in iter_nodes(func.body))
             if generic or _mentions_self_attr(func.body, me, attr) or _mentions_attr_string(func.body, attr):
                 return f"{owner.name}.{name}() moves it with the module"
     for owner, name, func in family.move_overrides if family is not None else ():
@@ -276,7 +272,11 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     if _tensor_at_init(info, attr):
         return None
     tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
-    placed = [a for a in tensors if not a.site.nested and a.value is not None and _placed(a)]
+    placed = [
+        a for a in tensors
+        if not a.site.nested and a.value is not None and _placed(a)
+        and not _mentions_self_attr(a.value, a.scope.self_name, attr)  # `self.k = torch.as_tensor(self.k, device=...)`: a move
+    ]
     if placed:
         return f"{placed[0].method.name.value}() rebuilds it on every call where the module's tensors live"
     return None
@@ -333,8 +333,11 @@ def _placeholder(info: ClassInfo, attr: str, defining: Optional[AttrAssignment],
     """`self.cls_token = nn.Parameter(...)` in one configuration and `torch.tensor(0)` in the
     other: the tensor only stands in (for TorchScript) where the parameter is not used."""
     for assignment in info.assignments_to(attr):
-        if assignment.kind in (ValueKind.PARAMETER, ValueKind.MODULE, ValueKind.BUFFER):
-            return f"it stands in for the {assignment.kind.value} that {assignment.method.name.value}() assigns in other configurations"
+        if assignment.kind not in (ValueKind.PARAMETER, ValueKind.MODULE, ValueKind.BUFFER) or assignment.value is None:
+            continue
+        if _mentions_self_attr(assignment.value, assignment.scope.self_name, attr):
+            continue  # `self.t = nn.Parameter(self.t)`: the tensor itself, made trainable on demand
+        return f"it stands in for the {assignment.kind.value} that {assignment.method.name.value}() assigns in other configurations"
     return None
 
 
@@ -345,7 +348,8 @@ def _shape_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment],
     init_time = init_time_methods(info)
     for assignment in info.assignments_to(attr):
         name = assignment.method.name.value
-        if name in init_time or assignment.value is None or assignment.kind is not ValueKind.TENSOR:
+        # Any kind but None: a table rebuilt by a helper the inference cannot type is still one.
+        if name in init_time or assignment.value is None or assignment.kind is ValueKind.NONE:
             continue
         if _mentions_self_attr(assignment.value, assignment.scope.self_name, attr):
             continue  # a move of its own tensor (BUF002)
@@ -399,6 +403,6 @@ def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], 
 
 
 _TESTS = (
-    _self_rebinding, _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
+    _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _construction_only,
 )

@@ -31,19 +31,22 @@ from typing import Any, Iterable, Iterator, Optional
 # Methods through which a class moves its own state (a class defining one manages its devices).
 MOVE_METHODS = frozenset(("_apply", "to", "cuda", "cpu", "half", "float", "double", "type", "bfloat16"))
 
-_UNFREEZE_SET = re.compile(rb"(?P<receiver>[\w.\[\]()'\"]*?)\.requires_grad[ \t]*=(?!=)[ \t]*(?P<value>[^\n#;]*)")
-_UNFREEZE_CALL = re.compile(rb"\.requires_grad_\([ \t]*(?P<args>[^)\n]*)\)")
-# Lightning's `unfreeze()` and `BaseFinetuning.make_trainable(...)` turn requires_grad on wholesale.
-_UNFREEZE_HELPERS = re.compile(rb"\b(?:unfreeze\w*|make_trainable)\(")
+# Lightning's `BaseFinetuning.make_trainable(...)` turns requires_grad on wholesale.
+_UNFREEZE_HELPERS = re.compile(rb"\bmake_trainable\(")
+# Building modules without their data (then `to_empty()` and a `state_dict` load).
 _META_INIT = re.compile(
-    rb"\.to_empty\(|device[ \t]*=[ \t]*[\"']meta[\"']|torch\.device\([ \t]*[\"']meta[\"']|\binit_empty_weights\b|\bskip_init\("
+    rb"\.to_empty\(|device[ \t]*=[ \t]*[\"']meta[\"']|torch\.device\([ \t]*[\"']meta[\"']|\binit_empty_weights\b"
+    rb"|\bskip_init\(|\bempty_init[ \t]*=[ \t]*True"
 )
+# Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
+_PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
+# Tensor methods whose result is a fresh tensor (`x.detach().requires_grad_()` is an input, not a parameter).
+_FRESH_TENSOR_METHODS = frozenset("detach clone to float double half cuda cpu contiguous view reshape new_tensor".split())
 # The project creates tensors on the GPU by default (`torch.set_default_device("cuda")`).
 _DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type\([^)\n]*cuda")
 _COMPLEX = re.compile(
     rb"\b(?:polar|view_as_complex|cfloat|cdouble|chalf|complex32|complex64|complex128)\b|torch\.complex\(|\b\d+(?:\.\d*)?[jJ]\b"
 )
-_FALSE = re.compile(rb"^\s*(?:requires_grad\s*=\s*)?False\s*$")
 
 
 @dataclass(frozen=True)
@@ -56,18 +59,27 @@ class ClassFacts:
     self_calls: tuple[str, ...] = ()  # methods it calls on self in statement position or as an assigned value
     dynamic: bool = False  # stores attributes under names not spelled out
     stateful: bool = False  # creates parameters, buffers or submodules
+    moved: tuple[str, ...] = ()  # names its `to`/`_apply`/... overrides move (self attributes, strings)
+    moves_all: bool = False  # an override moves every tensor attribute (through dir(), vars(), __dict__)
+    holds: tuple[str, ...] = ()  # classes it instantiates into its own attributes (`self.pe = PE(...)`), by name
 
     def to_json(self) -> list[Any]:
-        return [self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful)]
+        return [
+            self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful),
+            self.moved, int(self.moves_all), self.holds,
+        ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "ClassFacts":
-        binds, registered, body, calls, dynamic, stateful = data
-        return cls(tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful))
+        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds = data
+        return cls(
+            tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful),
+            tuple(moved), bool(moves_all), tuple(holds),
+        )
 
-    @property
-    def moves_itself(self) -> bool:
-        return any(name in MOVE_METHODS for name in self.body)
+    def moves(self, attr: str) -> bool:
+        """Whether one of its move overrides moves `self.<attr>` with the module."""
+        return self.moves_all or attr in self.moved
 
 
 @dataclass
@@ -100,9 +112,10 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     facts = FileFacts()
     for node in _top_level_classes(tree.body):
         facts.classes[f"{module}.{node.name}"] = class_facts(node)
-    facts.unfrozen, facts.unfreezes_any = _unfreezing(source)
-    facts.meta_init = _first_line(_META_INIT, source)
-    facts.default_device = _first_line(_DEFAULT_DEVICE, source)
+    facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
+    if not _is_test(module):  # a test may build one tensor on meta or set a device for itself
+        facts.meta_init = _first_line(_META_INIT, source)
+        facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
@@ -128,6 +141,7 @@ class _ClassReader:
         self.binds: set[str] = set()
         self.registered: set[str] = set()
         self.self_calls: set[str] = set()
+        self.holds: set[str] = set()
         self.dynamic = False
         self.stateful = False
 
@@ -140,6 +154,8 @@ class _ClassReader:
             if kind is ast.Assign:
                 for target in stmt.targets:  # type: ignore[attr-defined]
                     self._target(target, me)
+                    if type(target) is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
+                        self._held(stmt.value)  # type: ignore[attr-defined]
                 self._value(stmt.value, me)  # type: ignore[attr-defined]
             elif kind is ast.AnnAssign or kind is ast.AugAssign:
                 self._target(stmt.target, me)  # type: ignore[attr-defined]
@@ -154,6 +170,14 @@ class _ClassReader:
             elif kind is ast.Expr or kind is ast.Return:
                 if stmt.value is not None:  # type: ignore[attr-defined]
                     self._value(stmt.value, me)  # type: ignore[attr-defined]
+
+    def _held(self, value: ast.expr) -> None:
+        """Classes called in a value stored on self (`PE(...)`, `nn.Sequential(PE(...), ...)`)."""
+        for node in ast.walk(value):
+            if type(node) is ast.Call:
+                name = _called_name(node.func)  # type: ignore[attr-defined]
+                if name is not None and name[:1].isupper():
+                    self.holds.add(name)
 
     def _target(self, target: ast.expr, me: str) -> None:
         kind = type(target)
@@ -198,14 +222,26 @@ class _ClassReader:
             self.dynamic = True
 
 
+def _is_test(module: str) -> bool:
+    parts = module.split(".")
+    last = parts[-1]
+    return any(p in ("test", "tests", "testing") for p in parts) or last.startswith("test_") or last.endswith("_test") or last == "conftest"
+
+
 def class_facts(node: ast.ClassDef) -> ClassFacts:
     reader = _ClassReader()
     body: set[str] = set()
+    moved: set[str] = set()
+    moves_all = False
     for stmt in node.body:
         kind = type(stmt)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             body.add(stmt.name)  # type: ignore[attr-defined]
             reader.method(stmt)  # type: ignore[arg-type]
+            if stmt.name in MOVE_METHODS:  # type: ignore[attr-defined]
+                names, generic = _what_it_moves(stmt)  # type: ignore[arg-type]
+                moved |= names
+                moves_all = moves_all or generic
             if stmt.name == "__init__" and _creates_state(stmt):  # type: ignore[attr-defined,arg-type]
                 reader.stateful = True
         elif kind is ast.Assign:
@@ -216,8 +252,26 @@ def class_facts(node: ast.ClassDef) -> ClassFacts:
             body.add(stmt.name)  # type: ignore[attr-defined]
     return ClassFacts(
         tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
-        tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful,
+        tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful, tuple(sorted(moved)), moves_all,
+        tuple(sorted(reader.holds)),
     )
+
+
+def _what_it_moves(func: ast.FunctionDef) -> tuple[set[str], bool]:
+    """The self attributes and string literals a move override mentions, and whether it walks
+    every attribute (`dir(self)`, `vars(self)`, `self.__dict__`)."""
+    me = _self_name(func)
+    names: set[str] = set()
+    generic = False
+    for node in ast.walk(func):
+        if isinstance(node, ast.Attribute) and _is_name(node.value, me or ""):
+            names.add(node.attr)
+            generic = generic or node.attr == "__dict__"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+        elif isinstance(node, ast.Name) and node.id in ("dir", "vars"):
+            generic = True
+    return names, generic
 
 
 def _creates_state(init: ast.FunctionDef) -> bool:
@@ -286,30 +340,89 @@ def _called_name(func: ast.expr) -> Optional[str]:
 
 
 # -- the file's text ----------------------------------------------------------------------------------
-def _unfreezing(source: bytes) -> tuple[tuple[str, ...], Optional[int]]:
+def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optional[int]]:
     """Names whose `requires_grad` is turned on (`<x>.<name>.requires_grad = True`), and the line
-    of the first unfreezing that names no parameter: a loop variable (`p.requires_grad = True`),
-    `requires_grad_()` on anything (a module unfreezes every parameter it holds), Lightning's
-    `unfreeze()`. Turning it off (`= False`, `requires_grad_(False)`) is not unfreezing."""
-    if b"requires_grad" not in source and b"unfreeze" not in source and b"make_trainable" not in source:
+    of the first unfreezing that names no parameter: a loop over `parameters()` setting it,
+    `requires_grad_()` on a module or on an attribute, Lightning's `make_trainable`. Turning it off
+    (`= False`, `requires_grad_(False)`) is not unfreezing, nor is marking a fresh tensor
+    (`x.detach().requires_grad_()`, a local computed from tensors) or setting `self.requires_grad`."""
+    if b"requires_grad" not in source and b"make_trainable" not in source:
         return (), None
     names: set[str] = set()
-    anonymous: list[int] = []
-    for match in _UNFREEZE_SET.finditer(source):
-        if _FALSE.match(match.group("value")):
+    anonymous = [_line_of(source, m.start()) for m in _UNFREEZE_HELPERS.finditer(source)]
+    for scope in _scopes(tree):
+        fresh = _fresh_tensor_names(scope)
+        for node in ast.walk(scope) if not isinstance(scope, ast.Module) else _module_level_nodes(scope):
+            receiver = _turned_on(node)
+            if receiver is None:
+                continue
+            setting = isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            if isinstance(receiver, ast.Attribute) and setting:
+                names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
+            elif _names_no_parameter(receiver, fresh):
+                continue
+            else:
+                anonymous.append(node.lineno)  # type: ignore[attr-defined]
+    return tuple(sorted(names)), (min(anonymous) if anonymous else None)
+
+
+def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The nodes of module-level statements, not those inside functions (their own scope)."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
-        receiver = match.group("receiver")
-        last = receiver.rpartition(b".")[2]
-        if b"." in receiver and re.fullmatch(rb"\w+", last):
-            names.add(last.decode("ascii", "replace"))
-        else:
-            anonymous.append(match.start())
-    for match in _UNFREEZE_CALL.finditer(source):
-        if not _FALSE.match(match.group("args")):
-            anonymous.append(match.start())
-    anonymous.extend(match.start() for match in _UNFREEZE_HELPERS.finditer(source))
-    first = _line_of(source, min(anonymous)) if anonymous else None
-    return tuple(sorted(names)), first
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _turned_on(node: ast.AST) -> Optional[ast.expr]:
+    """The receiver whose requires_grad `node` turns on (`r.requires_grad = v`, `r.requires_grad_(v)`), or None."""
+    if isinstance(node, ast.Assign):
+        target = next((t for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad"), None)
+        if target is not None and not _is_false(node.value):
+            return target.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+        value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+        if value is None or not _is_false(value):
+            return node.func.value
+    return None
+
+
+def _is_false(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is False
+
+
+def _names_no_parameter(receiver: ast.expr, fresh: set[str]) -> bool:
+    """`self.requires_grad = flag`, `x.detach().requires_grad_()`, an input tensor: no parameter."""
+    if isinstance(receiver, ast.Name):
+        return receiver.id == "self" or receiver.id in fresh or _PARAMETER_LIKE.search(receiver.id.lower()) is None
+    if isinstance(receiver, ast.Call):
+        return isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _FRESH_TENSOR_METHODS
+    if isinstance(receiver, ast.Subscript):
+        return _names_no_parameter(receiver.value, fresh)  # `params[k]`, but not `outputs[0]`
+    return not isinstance(receiver, ast.Attribute)  # arithmetic, a literal: a tensor computed here
+
+
+def _fresh_tensor_names(scope: ast.AST) -> set[str]:
+    """Locals of a scope bound to a fresh tensor (`z = x.detach()`, `y = torch.randn(...)`)."""
+    found: set[str] = set()
+    nodes = ast.walk(scope) if not isinstance(scope, ast.Module) else _module_level_nodes(scope)
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+            func = node.value.func
+            fresh = func.attr in _FRESH_TENSOR_METHODS or (isinstance(func.value, ast.Name) and func.value.id == "torch")
+            if fresh:
+                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return found
 
 
 def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:
@@ -452,6 +565,11 @@ class ProjectFacts:
             seen |= frontier
             found.extend((name, self.classes[name]) for name in sorted(frontier) if self.module_of.get(name) != own_module)
         return found
+
+    @cached_property
+    def held_classes(self) -> frozenset[str]:
+        """Names of the classes that some class of the project instantiates into an attribute."""
+        return frozenset(name for facts in self.classes.values() for name in facts.holds)
 
     def may_unfreeze(self, attr: str) -> Optional[str]:
         """Where the project may turn `requires_grad` on for a parameter named `attr`."""

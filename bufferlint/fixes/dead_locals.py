@@ -31,7 +31,21 @@ def orphaned_local_edits(before: cst.Module, after: cst.Module) -> list[Replace]
         dead = {name for name, count in reads_before.items() if count and not reads_after.get(name)}
         if dead:
             edits.extend(_removals(func, dead))
-    return edits
+    return _keep_block_openings(after, edits)
+
+
+def _keep_block_openings(module: cst.Module, edits: list[Replace]) -> list[Replace]:
+    """A statement removed from the top of a block hands its leading lines (usually none) to the
+    one that follows, so the block does not open with a blank line."""
+    removed = {id(e.target) for e in edits if e.replacement is None}
+    if not removed:
+        return edits
+    extra: list[Replace] = []
+    for block in nodes_of(module, cst.IndentedBlock):
+        body = list(block.body)  # type: ignore[attr-defined]
+        if len(body) > 1 and id(body[0]) in removed and id(body[1]) not in removed and isinstance(body[1], cst.SimpleStatementLine):
+            extra.append(Replace(body[1], body[1].with_changes(leading_lines=body[0].leading_lines)))  # type: ignore[attr-defined]
+    return edits + extra
 
 
 def _functions(module: cst.Module) -> Iterator[tuple[tuple[str, ...], cst.FunctionDef]]:

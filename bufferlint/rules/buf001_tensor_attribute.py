@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes, file_family
 from bufferlint.analysis.evidence import Evidence
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.intent import self_rebinding
 from bufferlint.fixes.register_buffer import buffer_fix, buffer_registration
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
@@ -54,8 +55,8 @@ class TensorAttribute(Rule):
         family = file_family(analysis)
         for info in family.members:
             attributes = class_attributes(analysis, info)
-            for attr in attributes.defining:
-                if attributes.quiet(attr) is not None:
+            for attr, defining in attributes.defining.items():
+                if self_rebinding(attr, defining) or attributes.quiet(attr) is not None:
                     continue
                 evidence = attributes.evidence(attr)
                 if evidence is not None:

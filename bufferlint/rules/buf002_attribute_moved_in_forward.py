@@ -11,7 +11,7 @@ from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import stored_names
-from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, self_attr_root
+from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, dotted, forward_facts, self_attr_root
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing
 from bufferlint.analysis.walk import nodes_of
@@ -203,25 +203,26 @@ def _fix_parts(
         return None, None, hazards.blocking[0]
     if registration.edit is None:
         return None, None, "no __init__ with super().__init__() to register it in"
+    held = moved_with_users(attributes)
+    if held is not None and held.blocking:
+        return None, None, held.reason
     edits: list[Edit] = [registration.edit]
     for found in moves:
         parents = Parents(found.method.func)
         edits += drop_move_edits(found.move, found.site.site.small, found.site.site.line, parents, attr)
     unsafe = list(hazards.unsafe)
-    unsafe += _move_obligations(attributes, attr, moves)
+    if held is not None:
+        unsafe.append(held.reason)
+    unsafe += _reassigned(attributes, attr, moves)
     if any(found.move.target is Target.OTHER for found in moves):
         unsafe.append("the move targets a device that may differ from the module's")
     applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
     return edits, applicability, unsafe[0] if unsafe else ""
 
 
-def _move_obligations(attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> list[str]:
-    """What dropping the moves must prove on top of the registration: the module is moved by
-    whoever uses it, and nothing but construction gives the attribute its tensor."""
+def _reassigned(attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> list[str]:
+    """Dropping the moves must also prove that nothing but construction gives the attribute its tensor."""
     reasons = []
-    moved = moved_with_users(attributes)
-    if moved is not None:
-        reasons.append(moved)
     dropped = {id(found.site.site.small) for found in moves}
     init_time = init_time_methods(attributes.info)
     for assignment in attributes.info.assignments_to(attr):
@@ -232,15 +233,35 @@ def _move_obligations(attributes: ClassAttributes, attr: str, moves: list[Attrib
     return reasons
 
 
-def moved_with_users(attributes: ClassAttributes) -> Optional[str]:
-    """Why nothing proves that the module is moved with the model that uses it, or None: a
-    module with parameters, buffers or submodules must be moved to run at all."""
-    info = attributes.info
+@dataclass(frozen=True)
+class Unmoved:
+    """Why nothing proves that the module is moved with the model that uses it."""
+
+    reason: str
+    blocking: bool  # no module of the run even holds one: the move is its only way to the device
+
+
+def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
+    """None when the module is moved by whoever uses it: it holds parameters, buffers or
+    submodules (in the class or its bases), so it must be moved to run at all. A module without
+    any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
+    info, analysis = attributes.info, attributes.analysis
     for owner in (info, *info.ancestors()):
         if owner.parameters or owner.registered_buffers or owner.submodules:
             return None
-    lineage = attributes.analysis.lineage(info)
-    if lineage is not None:
-        if any(facts.stateful or facts.registered for _, facts in lineage.ancestors) or lineage.outside is not None:
-            return None if not lineage.outside else f"base class {lineage.outside} is not among the linted files, and {info.name} holds no parameters of its own: nothing proves its users move it"
-    return f"{info.name} holds no parameters, buffers or submodules, so nothing proves that its users move it: the move may still be needed"
+    lineage = analysis.lineage(info)
+    if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
+        return None
+    if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
+        return Unmoved(f"{info.name} holds no parameters, buffers or submodules: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
+    return Unmoved(f"{info.name} holds no parameters, buffers or submodules, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
+
+
+def _held_here(analysis: FileAnalysis) -> frozenset[str]:
+    """Classes that the module classes of this file instantiate into their attributes."""
+    names: set[str] = set()
+    for info in analysis.module_classes:
+        for assignment in info.assignments:
+            if assignment.kind is ValueKind.MODULE and assignment.value is not None:
+                names.update(dotted(call.func).rpartition(".")[2] for call in nodes_of(assignment.value, cst.Call))
+    return frozenset(names)

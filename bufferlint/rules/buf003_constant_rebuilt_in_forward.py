@@ -14,7 +14,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import nodes_of
 from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
-from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute
+from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
 
@@ -41,7 +41,8 @@ class ReplacementBuilder:
 
     def build(self, name: str) -> cst.BaseExpression:
         attribute = self_attribute(self.self_name, name)
-        assert self.move is not None  # only moved constants are found
+        if self.move is None:  # `torch.tensor([...], device=x.device)`: the buffer replaces the whole call
+            return attribute
         return self.move.without_move(attribute)  # keeps a dtype part: `self.mask.to(x.dtype)`
 
 
@@ -78,8 +79,9 @@ class ConstantRebuiltInForward(Rule):
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
-    `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`); a factory given `device=x.device`
-    builds its tensor on the device directly and is not. Constants with at most one element
+    `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`), and `torch.tensor([...], device=x.device)`
+    (Python data is copied from the host); a factory that computes its tensor on the device
+    (`torch.arange(n, device=x.device)`, `torch.zeros(..., device=...)`) is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
 
@@ -141,12 +143,23 @@ def _constant_on_input_device(
     facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod
 ) -> Optional[cst.BaseExpression]:
     """The constant that `call` copies from the host to the input's device, or None. A factory
-    given `device=x.device` builds its tensor there directly: no host copy, no finding."""
+    given `device=x.device` computes its tensor there (`torch.arange(n, device=...)`): no host
+    copy, no finding; but `torch.tensor([...], device=...)` copies Python data from the host."""
     move = facts.move(call, site.state, method)
-    if move is not None and move.target is Target.INPUT:
-        if _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
+    if move is not None:
+        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
             return move.subject
-    return None
+        return None
+    qualified = facts.inference.qualify(call.func) or ""
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    if qualified not in _HOST_DATA_FACTORIES or device is None or facts.device_target(device, site.state, method) is not Target.INPUT:
+        return None
+    value = without_keyword(call, "device")
+    return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
+
+
+# Factories that turn Python data into a tensor: given `device=`, they still copy it from the host.
+_HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
 
 
 def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:

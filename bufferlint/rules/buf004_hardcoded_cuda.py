@@ -11,8 +11,9 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.cuda_intent import cuda_on_purpose
 from bufferlint.analysis.torch_api import is_stateless_layer
+from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.flow import StatementSite, self_name
 from bufferlint.analysis.forward import (
     FACTORIES,
     FlowState,
@@ -123,11 +124,30 @@ class HardcodedCuda(Rule):
                 parents = parents or Parents(func)
                 if cuda_on_purpose(pin.call, parents, func, facts.inference.qualify) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
                     continue
-                fix = _fix(facts, info, role, method, pin)
+                used = _used_while_constructing(method, site.site, pin) if role is Role.INIT else None
+                fix = None if used is not None else _fix(facts, info, role, method, pin)
                 message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
                 if fix is None:
-                    message += "; no fix: " + _no_fix_reason(role)
+                    message += "; no fix: " + (used or _no_fix_reason(role))
                 yield self.finding(analysis, pin.call, message, fix)
+
+
+def _used_while_constructing(method: PathMethod, pinned: StatementSite, pin: Pin) -> Optional[str]:
+    """`self.stft = STFT(...).cuda()` then `self.stft(audio)` later in `__init__`: the object runs
+    while constructing, on the device it was pinned to, before anyone can move the module."""
+    small = pinned.small
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not any(n is pin.call for n in nodes_of(small.value, cst.Call)):
+        return None
+    target = small.targets[0].target
+    later = False
+    for site in method.sites:
+        if site.site.small is small:
+            later = True
+            continue
+        if later and any(node.deep_equals(target) for node in nodes_of(site.site.small, type(target))):
+            name = cst.Module([]).code_for_node(target)
+            return f"`{name}` is used later in __init__(), while its device still matters"
+    return None
 
 
 def _role(facts: ForwardFacts, func: cst.FunctionDef) -> tuple[Role, PathMethod]:
@@ -158,7 +178,7 @@ def _pin(facts: ForwardFacts, call: cst.Call, state: FlowState, method: PathMeth
     func = call.func
     code = cst.Module([]).code_for_node
     if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and qualify(func) is None:
-        if not _default_gpu(call) or _holds_nothing(facts, func.value):
+        if not _default_gpu(call, method) or _holds_nothing(facts, func.value):
             return None  # `.cuda(weight.device)`: the device of a tensor already placed
         return Pin(PinKind.CUDA_CALL, call, ".cuda()", subject=func.value)
     move = facts.move(call, state, method)
@@ -181,14 +201,28 @@ def _holds_nothing(facts: ForwardFacts, subject: cst.BaseExpression) -> bool:
     return is_stateless_layer(facts.inference.qualify(subject.func), keywords, positional)
 
 
-def _default_gpu(cuda_call: cst.Call) -> bool:
-    """`.cuda()`, `.cuda(0)`, `.cuda(index)` pin a GPU; `.cuda(w.device)` follows a tensor already placed."""
+def _default_gpu(cuda_call: cst.Call, method: PathMethod) -> bool:
+    """`.cuda()`, `.cuda(0)`, `.cuda(index)` pin a GPU; `.cuda(w.device)` follows a tensor already
+    placed, and so does `.cuda(device)` with `device` read off the module's own parameters or a
+    tensor (`device = get_device_of(next(self.parameters()))`)."""
     device = next((a.value for a in cuda_call.args if a.keyword is None or a.keyword.value == "device"), None)
-    if isinstance(device, cst.Attribute) and device.attr.value == "device":
+    if device is not None and _placement_of_a_tensor(device):
         return False
-    if isinstance(device, cst.Call) and isinstance(device.func, cst.Attribute) and device.func.attr.value == "get_device":
-        return False
+    if isinstance(device, cst.Name):
+        for site in method.sites:
+            small = site.site.small
+            if isinstance(small, cst.Assign) and any(is_name(t.target, device.value) for t in small.targets):
+                if _placement_of_a_tensor(small.value):
+                    return False
     return True
+
+
+def _placement_of_a_tensor(expr: cst.BaseExpression) -> bool:
+    """`w.device`, `w.get_device()`, or anything read off `self.parameters()`."""
+    for node in nodes_of(expr, (cst.Attribute, cst.Call)):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("device", "get_device", "parameters", "buffers"):
+            return True
+    return False
 
 
 def _moves_input(facts: ForwardFacts, pin: Pin, state: FlowState, method: PathMethod) -> bool:
