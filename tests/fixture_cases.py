@@ -5,7 +5,11 @@ Layout of one case `fixtures/<group>/<name>.py`:
 - `<name>.fixed.py`: the text after `--fix` (absent: fixing must leave the file unchanged);
 - `<name>.unsafe.py`: the text after `--fix --unsafe-fixes` (absent: same as `.fixed.py`);
 - header comments in the module: `# fixture-settings: {"select": ["BUF006"]}` (JSON, Settings
-  fields) and `# runtime: Class(args) -> input expression` for the torch-backed checks.
+  fields) and `# runtime: Class(args) -> input expression` for the torch-backed checks;
+  `# runtime-meta: ...` also runs both modules moved to the meta device under the CUDA device
+  rules (a fix must not make an op mix devices where the original did not), and
+  `# runtime-cast: ...` also compares them cast with `.to(torch.bfloat16)` (a safe fix must not
+  cast what the original kept in its own dtype).
 `BUFFERLINT_UPDATE_FIXTURES=1 pytest tests/test_fixtures.py` rewrites the expectations; review the diff.
 """
 
@@ -23,7 +27,7 @@ from bufferlint.model import Finding
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 UPDATE = os.environ.get("BUFFERLINT_UPDATE_FIXTURES") == "1"
-_RUNTIME = re.compile(r"^# runtime: (?P<build>.+?) -> (?P<input>.+)$", re.MULTILINE)
+_RUNTIME = re.compile(r"^# runtime(?P<kind>|-meta|-cast): (?P<build>.+?) -> (?P<input>.+)$", re.MULTILINE)
 _SETTINGS = re.compile(r"^# fixture-settings: (?P<json>\{.*\})$", re.MULTILINE)
 
 
@@ -31,6 +35,7 @@ _SETTINGS = re.compile(r"^# fixture-settings: (?P<json>\{.*\})$", re.MULTILINE)
 class Runtime:
     build: str
     input: str
+    kind: str = ""  # "" (CPU outputs), "meta" (device rules) or "cast" (bfloat16)
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ class Case:
 
     def runtimes(self) -> list[Runtime]:
         text = self.source.decode("utf-8", "replace")
-        return [Runtime(m.group("build").strip(), m.group("input").strip()) for m in _RUNTIME.finditer(text)]
+        return [Runtime(m.group("build").strip(), m.group("input").strip(), m.group("kind").lstrip("-")) for m in _RUNTIME.finditer(text)]
 
     def expected_fixed(self, unsafe: bool) -> Optional[bytes]:
         path = self.sibling(".unsafe.py") if unsafe else self.sibling(".fixed.py")

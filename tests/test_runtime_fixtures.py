@@ -3,6 +3,7 @@ the module, and nothing left behind after `.to("meta")` once every finding is fi
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +16,9 @@ from bufferlint.lint import check_bytes
 from tests.module_loading import load_module
 from tests.fixture_cases import Case, Runtime, all_cases
 
-CASES = [(c, r, unsafe) for c in all_cases() for r in c.runtimes() for unsafe in (False, True)]
+CASES = [(c, r, unsafe) for c in all_cases() for r in c.runtimes() if not r.kind for unsafe in (False, True)]
+META_CASES = [(c, r, unsafe) for c in all_cases() for r in c.runtimes() if r.kind == "meta" for unsafe in (False, True)]
+CAST_CASES = [(c, r) for c in all_cases() for r in c.runtimes() if r.kind == "cast"]
 
 
 def _load(path: Path) -> ModuleType:
@@ -81,8 +84,66 @@ def test_fixed_module_behaves_the_same(case: Case, runtime: Runtime, unsafe: boo
     settings = replace(case.settings(unsafe), ignore_noqa=True)  # suppressed findings still stay behind
     remaining = check_bytes(fixed_text, case.path.name, settings).findings
     if not remaining:
+        # Every attribute a finding named is now a buffer that follows the module; attributes the
+        # analysis keeps quiet on purpose (caches, per-call state...) may stay plain.
+        flagged = _flagged_attributes(check_bytes(case.source, case.path.name, settings).findings)
         moved = new.to("meta")
-        left = {k: v.device for k, v in _plain_tensors(moved).items() if v.device.type != "meta"}
+        left = {k: v.device for k, v in _plain_tensors(moved).items() if v.device.type != "meta" and k.rpartition(".")[2] in flagged}
         assert left == {}, f"tensors left behind after .to('meta'): {left}"
         for name in _plain_tensors(old):
-            assert name in new_buffers, f"{name} did not become a buffer"
+            if name.rpartition(".")[2] in flagged:
+                assert name in new_buffers, f"{name} did not become a buffer"
+
+
+_NAMED = re.compile(r"^(?:Tensor attribute `(\w+)`|`\w+\.(\w+)` is moved)")
+
+
+def _flagged_attributes(findings: list[Any]) -> set[str]:
+    """The attributes BUF001 and BUF002 findings name."""
+    names = set()
+    for finding in findings:
+        match = _NAMED.match(finding.message)
+        if finding.code in ("BUF001", "BUF002") and match:
+            names.add(match.group(1) or match.group(2))
+    return names
+
+
+def _fixed_path(case: Case, unsafe: bool, tmp_path: Path) -> Path:
+    fixed_text = case.expected_fixed(unsafe)
+    fixed_path = tmp_path / case.path.name
+    fixed_path.write_bytes(case.source if fixed_text is None else fixed_text)
+    return fixed_path
+
+
+def _device_errors(module: ModuleType, runtime: Runtime) -> list[str]:
+    from bufferlint.verify.check import check_module
+
+    outcome = check_module(_build(module, runtime), _inputs(module, runtime), device="meta")
+    assert outcome.forward == "ran", outcome.messages
+    return [f"{e.op} {e.devices} at {e.location}" for e in outcome.errors]
+
+
+@pytest.mark.parametrize(
+    "case,runtime,unsafe", META_CASES, ids=[f"{c.id}-{r.build}-{'unsafe' if u else 'safe'}" for c, r, u in META_CASES]
+)
+def test_fix_mixes_no_devices_the_original_kept_apart(case: Case, runtime: Runtime, unsafe: bool, tmp_path: Path) -> None:
+    """On the meta device under CUDA's rules: where the original's forward mixes no devices (its
+    per-call moves heal what `.to()` left behind), the fixed module's must not either: a dropped
+    move that was needed shows up here."""
+    old_module, new_module = _load(case.path), _load(_fixed_path(case, unsafe, tmp_path))
+    before = _device_errors(old_module, runtime)
+    after = _device_errors(new_module, runtime)
+    if not before:
+        assert after == [], f"the fix makes forward mix devices: {after}"
+    assert len(after) <= len(before)
+
+
+@pytest.mark.parametrize("case,runtime", CAST_CASES, ids=[f"{c.id}-{r.build}" for c, r in CAST_CASES])
+def test_safe_fix_casts_nothing_the_original_kept(case: Case, runtime: Runtime, tmp_path: Path) -> None:
+    """Cast with `.to(torch.bfloat16)`, the safe-fixed module computes what the original does: a
+    table the code keeps in its own dtype (complex, pinned, bucket boundaries) was not registered."""
+    old_module, new_module = _load(case.path), _load(_fixed_path(case, False, tmp_path))
+    old, new = _build(old_module, runtime).to(torch.bfloat16), _build(new_module, runtime).to(torch.bfloat16)
+    inputs = tuple(x.to(torch.bfloat16) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _inputs(old_module, runtime))
+    with torch.no_grad():
+        _assert_same_output(old(*inputs), new(*inputs))

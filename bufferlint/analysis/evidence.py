@@ -28,6 +28,7 @@ import libcst as cst
 
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -89,7 +90,8 @@ class EvidenceFinder:
                 for call in site.calls:
                     move = facts.move(call, site.state, method)
                     if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
-                        self._add(reader.carried(move.subject), "moved", method, call)
+                        moved = frozenset(a for a in reader.carried(move.subject) if not to_own_device(move, method, a))
+                        self._add(moved, "moved", method, call)
             _update(small, reader, carriers)
 
     def _add(self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode) -> None:
@@ -154,9 +156,12 @@ class _Reader:
     def _call(self, call: cst.Call) -> frozenset[str]:
         func = call.func
         if isinstance(func, cst.Attribute):
-            if self.facts.move(call, self.state, self.method) is not None or func.attr.value in _LEAVING_METHODS:
+            move = self.facts.move(call, self.state, self.method)
+            if move is not None or func.attr.value in _LEAVING_METHODS:
                 if self.facts.casts_only(call, self.state, self.method):
                     return self.carried(func.value)
+                if move is not None:  # a move to the tensor's own device leaves it where it was
+                    return frozenset(a for a in self.carried(move.subject) if to_own_device(move, self.method, a))
                 return frozenset()  # moved: the copy lives elsewhere (the move is its own evidence)
             if func.attr.value in NON_TENSOR_METHODS:
                 return frozenset()

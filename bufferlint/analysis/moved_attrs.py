@@ -8,18 +8,22 @@ BUF002 reports `self.t.to(x.device)` in forward. It stays silent when:
   moves in place, a tensor's `.to()` returns a copy;
 - the attribute is a self-healing cache: the forward path rebuilds it from scratch (sized by the
   input) and the move sits behind a check of the cache's own device or dtype, so it runs once
-  after the module moved, not on every call.
+  after the module moved, not on every call;
+- the target device is read off the attribute itself (`self.t.to(self.t.device)`): no move at all.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
-from bufferlint.analysis.flow import iter_nodes, self_name
+from bufferlint.analysis.flow import iter_nodes, self_name, stored_names
 from bufferlint.analysis.walk import nodes_of
+
+if TYPE_CHECKING:
+    from bufferlint.analysis.forward import Move, PathMethod
 
 _CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
 _CONTAINER_CALLS = frozenset(("list", "dict", "set", "OrderedDict", "defaultdict"))
@@ -100,3 +104,32 @@ def _attr_root(node: cst.BaseExpression, me: Optional[str]) -> Optional[str]:
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+def to_own_device(move: "Move", method: "PathMethod", attr: str) -> bool:
+    """The target device is read off the attribute itself (`self.t.to(self.t.device)`, or a local
+    bound from an expression that reads it): the move changes nothing."""
+    device = move.device
+    if device is None:
+        return False
+    if _reads_attr(device, method.self_name, attr):
+        return True
+    if isinstance(device, cst.Name):
+        for site in method.sites:
+            small = site.site.small
+            if isinstance(small, cst.Assign) and device.value in set(_stored_names_of(small)):
+                if _reads_attr(small.value, method.self_name, attr):
+                    return True
+    return False
+
+
+def _reads_attr(node: cst.CSTNode, me: str, attr: str) -> bool:
+    return any(
+        isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == me and n.attr.value == attr
+        for n in nodes_of(node, cst.Attribute)
+    )
+
+
+def _stored_names_of(small: cst.Assign) -> Iterator[str]:
+    for target in small.targets:
+        yield from stored_names(target.target)

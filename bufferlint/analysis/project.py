@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 from bufferlint.analysis import torch_api
-from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts
+from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts, may_hold_facts
 
 if TYPE_CHECKING:
     from bufferlint.prechecked import Registry
@@ -69,7 +69,7 @@ def index_source(source: bytes, module: str, is_package: bool = False) -> Option
 
 
 def parse_for_index(source: bytes) -> Optional[ast.Module]:
-    if not _CLASS_HEADER.search(source) and b"import" not in source:
+    if not _CLASS_HEADER.search(source) and b"import" not in source and not may_hold_facts(source):
         return None
     try:
         with warnings.catch_warnings():

@@ -107,6 +107,12 @@ class FileFacts:
         )
 
 
+def may_hold_facts(source: bytes) -> bool:
+    """Whether a file without classes or imports may still hold a project fact (a script that
+    unfreezes parameters or builds on the meta device)."""
+    return b"requires_grad" in source or b"make_trainable" in source or _META_INIT.search(source) is not None or _DEFAULT_DEVICE.search(source) is not None
+
+
 def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     """The facts of one parsed file (`module`: its dotted name)."""
     facts = FileFacts()

@@ -76,6 +76,6 @@ class TensorAttribute(Rule):
             fix = buffer_fix(registration.edit, applicability, attr)
             if hazards.unsafe:
                 message += f"; unsafe: {hazards.unsafe[0]}"
-        if hazards.notes:
+        if hazards.notes and fix is not None:
             message += f"; {hazards.notes[0]}"
         return self.finding(analysis, attributes.defining[attr].statement, message, fix)

@@ -10,10 +10,9 @@ import libcst as cst
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import stored_names
 from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, dotted, forward_facts, self_attr_root
 from bufferlint.analysis.intent import init_time_methods
-from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing
+from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing, to_own_device
 from bufferlint.analysis.walk import nodes_of
 from bufferlint.fixes.forward import Parents, drop_move_edits
 from bufferlint.fixes.register_buffer import buffer_registration
@@ -129,7 +128,7 @@ def attribute_moves(facts: ForwardFacts, attributes: ClassAttributes) -> Iterato
                     continue
                 if self_healing(facts.info, attr, path, method.func, call):
                     continue  # a cache that re-checks its own device: moved once, not per call
-                if _to_own_device(move, method, attr):
+                if to_own_device(move, method, attr):
                     continue  # `.to(device=dev)` with `dev` read off the tensor itself: no move at all
                 yield AttributeMove(attr, method, site, move)
 
@@ -155,35 +154,6 @@ def _to_cpu(move: Move) -> bool:
     if isinstance(device, cst.Call) and device.args:
         device = device.args[0].value  # torch.device("cpu")
     return isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
-
-
-def _to_own_device(move: Move, method: PathMethod, attr: str) -> bool:
-    """The target device is read off the attribute itself (`self.t.to(self.t.device)`, or a local
-    bound from an expression that reads it): the move changes nothing."""
-    device = move.device
-    if device is None:
-        return False
-    if _reads_attr(device, method.self_name, attr):
-        return True
-    if isinstance(device, cst.Name):
-        for site in method.sites:
-            small = site.site.small
-            if isinstance(small, cst.Assign) and device.value in set(stored_names_of(small)):
-                if _reads_attr(small.value, method.self_name, attr):
-                    return True
-    return False
-
-
-def _reads_attr(node: cst.CSTNode, me: str, attr: str) -> bool:
-    return any(
-        isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == me and n.attr.value == attr
-        for n in nodes_of(node, cst.Attribute)
-    )
-
-
-def stored_names_of(small: cst.Assign) -> Iterator[str]:
-    for target in small.targets:
-        yield from stored_names(target.target)
 
 
 def _fix_parts(

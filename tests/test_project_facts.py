@@ -1,0 +1,246 @@
+"""What a fix must prove about other files (bufferlint/analysis/project_facts.py), through the CLI.
+
+Each test writes a small project: a base class in another file that sets the attribute first, a
+training script that unfreezes a parameter by name, a loader that builds models on the meta
+device, a helper that builds complex tensors... and checks the finding, its fix tier and message.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from bufferlint.cli import main
+
+MODEL_HEAD = "import torch\nfrom torch import nn\n"
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _findings(capsys: pytest.CaptureFixture[str], root: Path, *extra: str) -> list[dict[str, Any]]:
+    main(["--no-cache", "-j", "1", "--output-format", "json", "--exit-zero", "--select", "ALL", *extra, str(root)])
+    return json.loads(capsys.readouterr().out)
+
+
+def _summary(findings: list[dict[str, Any]]) -> list[tuple[str, int, str, str]]:
+    return [
+        (Path(f["filename"]).name, f["location"]["row"], f["code"], f["fix"]["applicability"] if f["fix"] else "none")
+        for f in findings
+    ]
+
+
+MODEL = MODEL_HEAD + (
+    "from pkg.base import Base\n\n\n"
+    "class Model(Base):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(3, 3)\n"
+    "        self.scale = torch.ones(3)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) * self.scale\n"
+)
+
+
+def test_a_base_in_another_file_that_sets_the_name_blocks_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p1", {
+        "pkg/__init__.py": "",
+        "pkg/base.py": MODEL_HEAD + "\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.scale = torch.zeros(3)\n",
+        "pkg/model.py": MODEL,
+    })
+    findings = _findings(capsys, root / "pkg")
+    model = [f for f in findings if f["filename"].endswith("model.py")]
+    assert _summary(model) == [("model.py", 10, "BUF001", "none")]
+    assert "base class pkg.base.Base also sets `scale`, so register_buffer would raise KeyError" in model[0]["message"]
+    # The hazard is real: the naive rewrite fails to construct.
+    (root / "pkg" / "model.py").write_text(MODEL.replace(
+        "self.scale = torch.ones(3)", 'self.register_buffer("scale", torch.ones(3), persistent=False)'
+    ))
+    sys.path.insert(0, str(root))
+    try:
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+        from pkg.model import Model  # type: ignore[import-not-found]
+
+        with pytest.raises(KeyError, match="already exists"):
+            Model()
+    finally:
+        sys.path.remove(str(root))
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+
+
+def test_a_base_in_another_file_that_does_not_set_the_name_keeps_the_safe_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p2", {
+        "pkg/__init__.py": "",
+        "pkg/base.py": MODEL_HEAD + "\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.other = 1\n",
+        "pkg/model.py": MODEL,
+    })
+    assert _summary(_findings(capsys, root / "pkg")) == [("model.py", 10, "BUF001", "safe")]
+    # Without the other file the base is unknown: the same fix is only unsafe, and says why.
+    alone = _findings(capsys, root / "pkg" / "model.py", "--module-bases", "pkg.base.Base")
+    assert _summary(alone) == [("model.py", 10, "BUF001", "unsafe")]
+    assert "not proved that nothing sets `scale` before it is registered: base class pkg.base.Base is not among the linted files" in alone[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("to_body", "expected"),
+    [
+        # walks every attribute: the class moves `scale` itself, no finding
+        ("        for k in dir(self):\n            v = getattr(self, k)\n            if torch.is_tensor(v):\n"
+         "                setattr(self, k, v.to(device))\n        return self\n", []),
+        # only moves a generator of its own: `scale` is still left behind
+        ("        self.rng_device = device\n        return super().to(device)\n", [("model.py", 10, "BUF001", "safe")]),
+    ],
+    ids=["walks-every-attribute", "moves-something-else"],
+)
+def test_an_own_to_in_a_base_of_another_file(to_body: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p3", {
+        "pkg/__init__.py": "",
+        "pkg/base.py": MODEL_HEAD + "\n\nclass Base(nn.Module):\n    def to(self, device):\n" + to_body,
+        "pkg/model.py": MODEL,
+    })
+    assert _summary(_findings(capsys, root / "pkg")) == expected
+
+
+FROZEN = MODEL_HEAD + (
+    "\n\nclass Adapter(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(3, 3)\n"
+    "        self.gate = nn.Parameter(torch.zeros(3), requires_grad=False)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) * self.gate\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("def train(model):\n    model.lin.weight.requires_grad = False\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        ("def train(model):\n    model.gate.requires_grad = True\n", []),  # unfrozen by name
+        ("def train(model):\n    for name, param in model.named_parameters():\n        param.requires_grad = 'gate' in name\n", []),
+        ("def train(model):\n    model.requires_grad_(True)\n", []),  # every parameter of some module
+        ("def probe(x):\n    x = x.detach().requires_grad_(True)\n    return x\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+    ],
+    ids=["freezes-only", "by-name", "by-name-filter", "whole-module", "input-tensor"],
+)
+def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
+    script: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _project(tmp_path / "p4", {"adapter.py": FROZEN, "train.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == expected
+    if expected:
+        assert "resuming one saved before the change fails" in findings[0]["fix"]["message"]
+
+
+CONSTANT = MODEL_HEAD + (
+    "\n\nclass Masked(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(3, 3)\n"
+    "        self.keep = torch.ones(3)\n\n"
+    "    def forward(self, x):\n"
+    "        bias = torch.tensor([1.0, 2.0, 3.0]).to(x.device)\n"
+    "        return self.lin(x) * self.keep + bias\n"
+)
+
+
+def test_a_project_that_builds_on_the_meta_device(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    loader = "import torch\n\n\ndef load(cls, state):\n    with torch.device('meta'):\n        model = cls()\n" \
+             "    model.to_empty(device='cpu')\n    model.load_state_dict(state)\n    return model\n"
+    root = _project(tmp_path / "p5", {"masked.py": CONSTANT, "loader.py": loader})
+    findings = _findings(capsys, root)
+    assert _summary(findings) == [("masked.py", 9, "BUF001", "unsafe"), ("masked.py", 12, "BUF003", "none")]
+    assert "the project builds modules on the meta device (" in findings[0]["message"]
+    assert "load_state_dict() never restores a non-persistent buffer" in findings[1]["message"]
+    # A test building one tensor on meta is not such a project.
+    root = _project(tmp_path / "p6", {"masked.py": CONSTANT, "tests/test_masked.py": "import torch\n\nx = torch.zeros(1, device='meta')\n"})
+    assert _summary(_findings(capsys, root)) == [("masked.py", 9, "BUF001", "safe"), ("masked.py", 12, "BUF003", "unsafe")]
+
+
+def test_a_subclass_in_another_file_that_binds_the_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p7", {
+        "pkg/__init__.py": "",
+        "pkg/masked.py": CONSTANT,
+        "pkg/sub.py": "from pkg.masked import Masked\n\n\nclass Sub(Masked):\n    keep = None\n",
+    })
+    findings = [f for f in _findings(capsys, root / "pkg") if f["code"] == "BUF001"]
+    assert _summary(findings) == [("masked.py", 9, "BUF001", "unsafe")]
+    assert "subclass pkg.sub.Sub (another file) may also set `keep`" in findings[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        ("import torch\n\n\ndef table(n):\n    return torch.polar(torch.ones(n), torch.arange(n).float())\n", "none"),
+        ("import torch\n\n\ndef table(n):\n    return torch.arange(n).float()\n", "safe"),
+    ],
+    ids=["complex", "real"],
+)
+def test_a_helper_of_another_file_that_builds_the_table(helper: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = MODEL_HEAD + (
+        "from pkg.tables import table\n\n\nclass Rotary(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = nn.Linear(4, 4)\n        self.freqs = torch.as_tensor(table(4))\n\n    def forward(self, x):\n        return self.lin(x) * self.freqs\n"
+    )
+    root = _project(tmp_path / "p8", {"pkg/__init__.py": "", "pkg/tables.py": helper, "pkg/rotary.py": model})
+    assert _summary(_findings(capsys, root / "pkg")) == [("rotary.py", 10, "BUF001", expected)]
+    # Linted alone, the helper's file is unknown: the fix cannot be proved safe.
+    assert _summary(_findings(capsys, root / "pkg" / "rotary.py")) == [("rotary.py", 10, "BUF001", "unsafe")]
+
+
+PARAMETERLESS = MODEL_HEAD + (
+    "\n\nclass Window(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.window = torch.hann_window(4)\n\n"
+    "    def forward(self, x):\n"
+    "        return x * self.window.to(x.device)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("holder", "expected"),
+    [
+        ("from window import Window\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.window = Window()\n", "unsafe"),
+        ("from window import Window\n\n\ndef features(x):\n    return Window()(x)\n", "none"),
+    ],
+    ids=["held-by-a-module", "used-standalone"],
+)
+def test_a_parameterless_module_drops_its_move_only_when_a_module_holds_it(
+    holder: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _project(tmp_path / "p9", {"window.py": PARAMETERLESS, "user.py": holder})
+    assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF002"]) == [("window.py", 11, "BUF002", expected)]
+
+
+def test_a_project_that_sets_its_default_device(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = "import torch\n\ntorch.set_default_device('cuda')\n"
+    root = _project(tmp_path / "p10", {"masked.py": CONSTANT, "run.py": script})
+    assert [f["code"] for f in _findings(capsys, root)] == ["BUF003"]
+
+
+def test_a_change_in_another_file_is_seen_through_the_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p11", {"adapter.py": FROZEN, "train.py": "def train(model):\n    pass\n"})
+    cache = str(tmp_path / "cache")
+    run = ["-j", "1", "--output-format", "json", "--exit-zero", "--cache-dir", cache, str(root)]
+    main(run)
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)] == ["BUF008"]
+    (root / "train.py").write_text("def train(model):\n    model.gate.requires_grad = True\n")
+    main(run)
+    assert json.loads(capsys.readouterr().out) == []
+    assert torch.__version__  # torch is imported only for the construction test above

@@ -1,0 +1,136 @@
+"""The hazards behind the trust fixtures are real: the rewrite bufferlint refuses (or marks unsafe)
+breaks the module at runtime, while its own output does not.
+
+Each test takes a fixture, applies the naive rewrite (what a fixer that proved nothing would do)
+and shows the failure with real torch: a KeyError while constructing, a result that changes under
+`.to(torch.bfloat16)`, or an op mixing devices on the meta device under CUDA's rules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+from bufferlint.verify.check import check_module
+from bufferlint.verify.device_check import DeviceCheckMode
+from tests.module_loading import load_text
+
+TRUST = Path(__file__).resolve().parent.parent / "fixtures" / "trust"
+
+
+def _source(name: str) -> str:
+    return (TRUST / name).read_text()
+
+
+def _naive(text: str, old: str, new: str, tmp_path: Path) -> ModuleType:
+    assert text.count(old) == 1, old
+    return load_text(text.replace(old, new), tmp_path)
+
+
+def _register(line: str) -> str:
+    """`        self.x = <value>` -> `        self.register_buffer("x", <value>, persistent=False)`."""
+    indent, rest = line[: len(line) - len(line.lstrip())], line.strip()
+    target, value = rest.split(" = ", 1)
+    return f'{indent}self.register_buffer("{target.split(".", 1)[1]}", {value}, persistent=False)'
+
+
+@pytest.mark.parametrize(
+    ("build", "line"),
+    [
+        ("Recurrent(4)", "        self.mask = torch.ones(size)"),  # a helper __init__ calls sets it first
+        ("Diffusion()", "        self.ids = torch.arange(3)"),  # the base constructor calls an override that sets it
+        ("Unpacked()", "        self.high = torch.full((3,), 2.0)"),  # a tuple assignment sets it first
+    ],
+)
+def test_registering_a_name_set_earlier_raises_key_error(build: str, line: str, tmp_path: Path) -> None:
+    text = _source("set_before_registration.py")
+    naive = _naive(text, line, _register(line), tmp_path)
+    with pytest.raises(KeyError, match="already exists"):
+        eval(build, vars(naive))
+    fixed = load_text((TRUST / "set_before_registration.fixed.py").read_text(), tmp_path)
+    eval(build, vars(fixed))  # bufferlint's own output constructs
+
+
+def _bf16_output(module: ModuleType, cls: str, x: torch.Tensor) -> Any:
+    torch.manual_seed(0)
+    model = getattr(module, cls)().to(torch.bfloat16)
+    with torch.no_grad():
+        return model(x.to(torch.bfloat16))
+
+
+@pytest.mark.parametrize(
+    ("cls", "line", "x"),
+    [
+        ("Pitch", "        self.bins = torch.linspace(0.3, 3.7, 4)", torch.linspace(0.299, 3.701, 200).reshape(2, 100)),
+        ("Pinned", "        self.freqs = torch.linspace(1.0, 2.0, 4, dtype=torch.float32)", torch.randn(2, 4)),
+    ],
+)
+def test_registering_a_table_kept_in_its_dtype_changes_results_under_a_cast(cls: str, line: str, x: torch.Tensor, tmp_path: Path) -> None:
+    text = _source("dtype_tables.py")
+    original = load_text(text, tmp_path)
+    naive = _naive(text, line, _register(line), tmp_path)
+    assert not torch.equal(_bf16_output(original, cls, x), _bf16_output(naive, cls, x))
+
+
+def test_registering_a_complex_table_loses_its_imaginary_part_under_a_cast(tmp_path: Path) -> None:
+    text = _source("dtype_tables.py")
+    line = "        self.freqs = rotations(dim, 16)"
+    naive = _naive(text, line, _register(line), tmp_path)
+    model = naive.Rotary(4)
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        model.to(torch.bfloat16)
+    assert not model.freqs.is_complex()
+    assert load_text(text, tmp_path).Rotary(4).to(torch.bfloat16).freqs.is_complex()
+
+
+def _device_errors(module: ModuleType, cls: str, x: torch.Tensor) -> list[str]:
+    torch.manual_seed(0)
+    model = getattr(module, cls)()
+    outcome = check_module(model, (x,), device="meta")
+    assert outcome.forward == "ran", outcome.messages
+    return [e.op for e in outcome.errors]
+
+
+def test_dropping_the_move_of_a_tensor_rebuilt_on_the_cpu_mixes_devices(tmp_path: Path) -> None:
+    text = _source("needed_moves.py")
+    naive = load_text(
+        text.replace("        self.noise = torch.zeros(4)\n", '        self.register_buffer("noise", torch.zeros(4), persistent=False)\n')
+        .replace("self.lin(x) + self.noise.to(x.device)", "self.lin(x) + self.noise"),
+        tmp_path,
+    )
+    assert _device_errors(load_text(text, tmp_path), "Rebuilt", torch.randn(2, 4)) == []
+    assert _device_errors(naive, "Rebuilt", torch.randn(2, 4)) != []
+
+
+def test_dropping_the_move_of_a_tensor_fitted_from_inputs_mixes_devices(tmp_path: Path) -> None:
+    text = _source("needed_moves.py")
+    naive = load_text(
+        text.replace("        self.center = torch.zeros(4)\n", '        self.register_buffer("center", torch.zeros(4), persistent=False)\n')
+        .replace("self.lin(x) - self.center.to(x.device)", "self.lin(x) - self.center"),
+        tmp_path,
+    )
+    meta = torch.device("meta")
+
+    def errors(module: ModuleType) -> list[str]:
+        model = module.FromBatch().to(meta)
+        model.fit(torch.randn(8, 4))  # a batch still on the CPU, after the module moved
+        with torch.no_grad(), DeviceCheckMode(meta) as checker:
+            model(torch.randn(2, 4, device=meta))
+        return [e.op for e in checker.errors]
+
+    assert errors(load_text(text, tmp_path)) == []
+    assert errors(naive) != []
+
+
+def test_a_device_taken_from_a_list_of_clips_does_not_exist(tmp_path: Path) -> None:
+    """The fix bufferlint no longer offers for `Contrastive` (the old one used `clips.device`)."""
+    text = _source("device_source.py").replace(
+        "torch.randn(batch, 4).cuda()", "torch.randn(batch, 4, device=clips.device)"
+    )
+    module = load_text(text, tmp_path)
+    with pytest.raises(AttributeError, match="device"):
+        module.Contrastive()([torch.randn(2, 4)])
