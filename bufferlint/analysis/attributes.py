@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Optional
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
 from bufferlint.analysis.factory_sizes import is_zero_dim
 from bufferlint.analysis.file import FileAnalysis
@@ -71,9 +72,13 @@ class ClassAttributes:
 
     @cached_property
     def _evidence(self) -> EvidenceFinder:
-        wanted = frozenset(a.attr for a in self.info.assignments if a.kind not in (ValueKind.PARAMETER, ValueKind.MODULE, ValueKind.BUFFER))
+        # The attributes the rules ask about: tensors, and containers that may hold them (BUF009).
+        wanted = frozenset(self.defining) | frozenset(
+            a.attr for a in self.info.assignments
+            if a.kind is ValueKind.OTHER and a.value is not None and may_hold_tensors(a.value)
+        )
         subclasses = tuple(forward_facts(self.analysis, sub) for sub in self.family.subclasses(self.info))
-        return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses)
+        return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses, self.analysis.mentions)
 
 
 def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes:

@@ -73,6 +73,9 @@ class ClassInfo:
     super_init_index: Optional[int] = None
     super_init_line: Optional[cst.BaseStatement] = None
     bases_info: list["ClassInfo"] = field(default_factory=list)
+    # `__init__` and the methods it calls on self (intent.init_time_methods), found once
+    init_time: Optional[frozenset[str]] = field(default=None, repr=False, compare=False)
+    reads: Optional[object] = field(default=None, repr=False, compare=False)  # intent.MethodReads, indexed once
 
     @property
     def init(self) -> Optional[cst.FunctionDef]:

@@ -22,12 +22,13 @@ arguments (`pack_padded_sequence` lengths), and 0-dim tensors (CUDA accepts them
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
 from bufferlint.analysis.walk import is_name, nodes_of
@@ -59,17 +60,21 @@ class EvidenceFinder:
     """Evidence for the plain tensor attributes `wanted` of one class (and its same-file
     subclasses, whose methods read the attributes they inherit)."""
 
-    def __init__(self, facts: ForwardFacts, wanted: frozenset[str], subclass_facts: tuple[ForwardFacts, ...] = ()) -> None:
+    def __init__(
+        self, facts: ForwardFacts, wanted: frozenset[str], subclass_facts: tuple[ForwardFacts, ...] = (),
+        mentions: Optional[Mentions] = None,
+    ) -> None:
         self.facts = facts
         self.wanted = wanted
         self.subclass_facts = subclass_facts
+        self.mentions = mentions or Mentions()
         self._found: Optional[dict[str, Evidence]] = None
 
     def evidence(self, attr: str) -> Optional[Evidence]:
         if self._found is None:
             self._found = {}
             for facts in (self.facts, *self.subclass_facts):
-                for method in _methods(facts):
+                for method in _methods(facts, lambda func: bool(self.mentions.words(func) & self.wanted)):
                     self._scan(facts, method)
         return self._found.get(attr)
 
@@ -100,15 +105,16 @@ class EvidenceFinder:
             self._found.setdefault(attr, Evidence(kind, method.name, node))
 
 
-def _methods(facts: ForwardFacts) -> Iterator[PathMethod]:
-    """The forward path, then every other method that runs after construction."""
+def _methods(facts: ForwardFacts, may_read: Callable[[cst.FunctionDef], bool]) -> Iterator[PathMethod]:
+    """The forward path, then every other method that runs after construction and names one of
+    the attributes (`may_read`: walking a method costs a flow analysis; most name none)."""
     yield from facts.methods
     on_path = {id(m.func) for m in facts.methods}
     skipped = init_time_methods(facts.info)
     for name, func in facts.info.methods.items():
         if id(func) in on_path or name in skipped or name in facts.info.properties:
             continue
-        if func.params.params and not _is_static(func):
+        if func.params.params and not _is_static(func) and may_read(func):
             yield facts.method_sites(func, input_params(func, facts.inference))
 
 

@@ -8,6 +8,7 @@ kept quiet (`bufferlint` prefers a miss to a false alarm on code it cannot prove
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Iterator, Optional, Sequence
 
@@ -63,8 +64,14 @@ def deliberate_reason(info: ClassInfo, attr: str, defining: Optional[AttrAssignm
     return None
 
 
-def init_time_methods(info: ClassInfo) -> set[str]:
+def init_time_methods(info: ClassInfo) -> frozenset[str]:
     """`__init__` and the methods it calls on self (transitively): they run while constructing."""
+    if info.init_time is None:
+        info.init_time = frozenset(_init_time_methods(info))
+    return info.init_time
+
+
+def _init_time_methods(info: ClassInfo) -> set[str]:
     found: set[str] = set()
     pending = ["__init__"]
     while pending:
@@ -105,19 +112,53 @@ def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool
     return any(_is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
 
 
+@dataclass
+class MethodReads:
+    """What the methods of one class read of `self`, indexed once (the tests below ask per
+    attribute; scanning every method per attribute made them the costliest part of a check)."""
+
+    hasattr_checks: dict[str, str] = field(default_factory=dict)  # attr -> method with `hasattr(self, "attr")`
+    placement_checks: dict[str, str] = field(default_factory=dict)  # attr -> method comparing its device/dtype
+    readers: dict[str, list[str]] = field(default_factory=dict)  # attr -> methods reading `self.attr`
+
+
+def method_reads(info: ClassInfo) -> MethodReads:
+    if info.reads is None:
+        info.reads = _index_reads(info)
+    return info.reads  # type: ignore[return-value]
+
+
+def _index_reads(info: ClassInfo) -> MethodReads:
+    reads = MethodReads()
+    targets = {id(a.target) for a in info.assignments}
+    for name, func in info.methods.items():
+        me = self_name(func)
+        for node in nodes_of(func.body, (cst.Call, cst.Comparison)):
+            if isinstance(node, cst.Call):
+                if isinstance(node.func, cst.Name) and node.func.value == "hasattr" and len(node.args) == 2:
+                    for string in nodes_of(node.args[1], cst.SimpleString):
+                        value = string.evaluated_value  # type: ignore[attr-defined]
+                        if isinstance(value, str):
+                            reads.hasattr_checks.setdefault(value, name)
+            elif isinstance(node, cst.Comparison):
+                for attr in _placements_compared(node, me):
+                    reads.placement_checks.setdefault(attr, name)
+        for site in iter_sites(func):
+            if isinstance(site.small, cst.Del):
+                continue
+            for node in nodes_of(site.small, cst.Attribute):
+                if id(node) not in targets and _is_self_attr(node, me):
+                    methods = reads.readers.setdefault(node.attr.value, [])  # type: ignore[attr-defined]
+                    if name not in methods:
+                        methods.append(name)
+    return reads
+
+
 def _hasattr_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """`if not hasattr(self, "k"): self.k = ...`: a registered buffer would make hasattr() true
     from the start, so the rewrite would break the cache; whatever it holds was built on demand."""
-    for func in info.methods.values():
-        for node in nodes_of(func.body, cst.Call):
-            if (
-                isinstance(node.func, cst.Name)
-                and node.func.value == "hasattr"
-                and len(node.args) == 2
-                and _mentions_attr_string(node.args[1], attr)
-            ):
-                return f"{func.name.value}() builds it on demand behind hasattr()"
-    return None
+    method = method_reads(info).hasattr_checks.get(attr)
+    return None if method is None else f"{method}() builds it on demand behind hasattr()"
 
 
 def _moved_by_override(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -171,12 +212,8 @@ def _device_checked(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     finding: the guard only exists to move it (BUF002)."""
     if _tensor_at_init(info, attr) and not _rebuilt_outside_init(info, attr):
         return None
-    for func in info.methods.values():
-        me = self_name(func)
-        for node in nodes_of(func.body, cst.Comparison):
-            if _compares_placement(node, me, attr):
-                return f"{func.name.value}() re-checks its device"
-    return None
+    method = method_reads(info).placement_checks.get(attr)
+    return None if method is None else f"{method}() re-checks its device"
 
 
 def _rebuilt_outside_init(info: ClassInfo, attr: str) -> bool:
@@ -196,11 +233,11 @@ def _tensor_at_init(info: ClassInfo, attr: str) -> bool:
     return any(a.kind is ValueKind.TENSOR and a.method.name.value in init_time for a in info.assignments_to(attr))
 
 
-def _compares_placement(node: cst.Comparison, me: Optional[str], attr: str) -> bool:
-    for inner in iter_nodes(node):
-        if isinstance(inner, cst.Attribute) and inner.attr.value in _PLACEMENT_ATTRS and _is_self_attr(inner.value, me, attr):
-            return True
-    return False
+def _placements_compared(node: cst.Comparison, me: Optional[str]) -> Iterator[str]:
+    """Attributes whose device or dtype the comparison reads (`self.k.device != x.device`)."""
+    for inner in nodes_of(node, cst.Attribute):
+        if inner.attr.value in _PLACEMENT_ATTRS and _is_self_attr(inner.value, me):  # type: ignore[attr-defined]
+            yield inner.value.attr.value  # type: ignore[attr-defined]
 
 
 def _input_derived(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -299,22 +336,13 @@ def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssign
     """Read while constructing (a size computed with torch) and never by forward or other methods."""
     if not _all_methods_visible(info):
         return None  # a base class defined elsewhere (a torch layer, another file) may read it
-    init_time = init_time_methods(info)
-    targets = {id(a.target) for a in info.assignments}
     read_at_init = False
     for owner in (info, *info.ancestors(), *family.subclasses(info)):
-        owner_init = init_time if owner is info else init_time_methods(owner)
-        for func in owner.methods.values():
-            me = self_name(func)
-            for site in iter_sites(func):
-                if isinstance(site.small, cst.Del):
-                    continue
-                for node in nodes_of(site.small, cst.Attribute):
-                    if id(node) in targets or not _is_self_attr(node, me, attr):
-                        continue
-                    if func.name.value not in owner_init:
-                        return None
-                    read_at_init = True
+        owner_init = init_time_methods(owner)
+        for method in method_reads(owner).readers.get(attr, ()):
+            if method not in owner_init:
+                return None
+            read_at_init = True
     return "it is only read while constructing" if read_at_init else None
 
 

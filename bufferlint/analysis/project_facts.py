@@ -26,11 +26,18 @@ import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 # Methods through which a class moves its own state (a class defining one manages its devices).
 MOVE_METHODS = frozenset(("_apply", "to", "cuda", "cpu", "half", "float", "double", "type", "bfloat16"))
 
+# Literal words one of which any match of `_META_INIT` contains.
+_META_WORDS = (b"'meta'", b'"meta"', b"to_empty(", b"init_empty_weights", b"skip_init(", b"empty_init")
+# Literal words one of which any match of `_COMPLEX` contains.
+# (`1j` stands for the imaginary literals: `torch.exp(1j * angles)`; ten digit scans cost more.)
+_COMPLEX_WORDS = (b"complex", b"polar", b"cfloat", b"cdouble", b"chalf", b"1j")
+# Where a file may turn requires_grad on (read with `ast` only when one of these is there).
+_UNFREEZE_SITE = re.compile(rb"\.requires_grad[ \t]*=[^=]|\.requires_grad_\(|\bmake_trainable\(")
 # Lightning's `BaseFinetuning.make_trainable(...)` turns requires_grad on wholesale.
 _UNFREEZE_HELPERS = re.compile(rb"\bmake_trainable\(")
 # Building modules without their data (then `to_empty()` and a `state_dict` load).
@@ -44,9 +51,7 @@ _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|la
 _FRESH_TENSOR_METHODS = frozenset("detach clone to float double half cuda cpu contiguous view reshape new_tensor".split())
 # The project creates tensors on the GPU by default (`torch.set_default_device("cuda")`).
 _DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type\([^)\n]*cuda")
-_COMPLEX = re.compile(
-    rb"\b(?:polar|view_as_complex|cfloat|cdouble|chalf|complex32|complex64|complex128)\b|torch\.complex\(|\b\d+(?:\.\d*)?[jJ]\b"
-)
+_COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,8 @@ class FileFacts:
 def may_hold_facts(source: bytes) -> bool:
     """Whether a file without classes or imports may still hold a project fact (a script that
     unfreezes parameters or builds on the meta device)."""
-    return b"requires_grad" in source or b"make_trainable" in source or _META_INIT.search(source) is not None or _DEFAULT_DEVICE.search(source) is not None
+    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS)
+    return any(word in source for word in words)
 
 
 def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
@@ -120,12 +126,15 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
         facts.classes[f"{module}.{node.name}"] = class_facts(node)
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
     if not _is_test(module):  # a test may build one tensor on meta or set a device for itself
-        facts.meta_init = _first_line(_META_INIT, source)
-        facts.default_device = _first_line(_DEFAULT_DEVICE, source)
+        if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
+            facts.meta_init = _first_line(_META_INIT, source)
+        if b"set_default_" in source:
+            facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
-    facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
+    if facts.functions:  # only top-level functions are looked up across files
+        facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
 
 
@@ -160,7 +169,7 @@ class _ClassReader:
             if kind is ast.Assign:
                 for target in stmt.targets:  # type: ignore[attr-defined]
                     self._target(target, me)
-                    if type(target) is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
+                    if type(stmt.value) is ast.Call and type(target) is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
                         self._held(stmt.value)  # type: ignore[attr-defined]
                 self._value(stmt.value, me)  # type: ignore[attr-defined]
             elif kind is ast.AnnAssign or kind is ast.AugAssign:
@@ -177,13 +186,26 @@ class _ClassReader:
                 if stmt.value is not None:  # type: ignore[attr-defined]
                     self._value(stmt.value, me)  # type: ignore[attr-defined]
 
-    def _held(self, value: ast.expr) -> None:
-        """Classes called in a value stored on self (`PE(...)`, `nn.Sequential(PE(...), ...)`)."""
-        for node in ast.walk(value):
-            if type(node) is ast.Call:
-                name = _called_name(node.func)  # type: ignore[attr-defined]
-                if name is not None and name[:1].isupper():
-                    self.holds.add(name)
+    def _held(self, value: ast.expr, depth: int = 0) -> None:
+        """Classes called in a value stored on self: `PE(...)`, and what a container module is
+        given (`nn.Sequential(PE(...))`, `nn.ModuleList([Block() for _ in range(n)])`)."""
+        kind = type(value)
+        if kind is ast.Call:
+            name = _called_name(value.func)  # type: ignore[attr-defined]
+            if name is not None and name[:1].isupper():
+                self.holds.add(name)
+            if depth < 3:
+                for arg in value.args:  # type: ignore[attr-defined]
+                    self._held(arg, depth + 1)
+                for keyword in value.keywords:  # type: ignore[attr-defined]
+                    self._held(keyword.value, depth + 1)
+        elif kind is ast.List or kind is ast.Tuple:
+            for element in value.elts:  # type: ignore[attr-defined]
+                self._held(element, depth)
+        elif kind is ast.ListComp or kind is ast.GeneratorExp:
+            self._held(value.elt, depth)  # type: ignore[attr-defined]
+        elif kind is ast.Starred:
+            self._held(value.value, depth)  # type: ignore[attr-defined]
 
     def _target(self, target: ast.expr, me: str) -> None:
         kind = type(target)
@@ -351,40 +373,33 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
     of the first unfreezing that names no parameter: a loop over `parameters()` setting it,
     `requires_grad_()` on a module or on an attribute, Lightning's `make_trainable`. Turning it off
     (`= False`, `requires_grad_(False)`) is not unfreezing, nor is marking a fresh tensor
-    (`x.detach().requires_grad_()`, a local computed from tensors) or setting `self.requires_grad`."""
-    if b"requires_grad" not in source and b"make_trainable" not in source:
+    (`x.detach().requires_grad_()`, a name the file binds to one) or setting `self.requires_grad`."""
+    if b".requires_grad" not in source and b"make_trainable(" not in source:
         return (), None
+    if _UNFREEZE_SITE.search(source) is None:
+        return (), None  # `requires_grad=True` given to a factory, or only read: no walk
     names: set[str] = set()
     anonymous = [_line_of(source, m.start()) for m in _UNFREEZE_HELPERS.finditer(source)]
-    for scope in _scopes(tree):
-        fresh = _fresh_tensor_names(scope)
-        for node in ast.walk(scope) if not isinstance(scope, ast.Module) else _module_level_nodes(scope):
-            receiver = _turned_on(node)
-            if receiver is None:
-                continue
-            setting = isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-            if isinstance(receiver, ast.Attribute) and setting:
-                names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
-            elif _names_no_parameter(receiver, fresh):
-                continue
-            else:
-                anonymous.append(node.lineno)  # type: ignore[attr-defined]
+    lines = {_line_of(source, m.start()) for m in _UNFREEZE_SITE.finditer(source)}
+    for node in _nodes_on_lines(tree, lines):
+        receiver = _turned_on(node)
+        if receiver is None:
+            continue
+        if isinstance(receiver, ast.Attribute) and isinstance(node, ast.Assign):
+            names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
+            continue
+        if not _names_no_parameter(receiver, lambda name: _bound_to_fresh_tensor(name, source)):
+            anonymous.append(node.lineno)  # type: ignore[attr-defined]
     return tuple(sorted(names)), (min(anonymous) if anonymous else None)
 
 
-def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
-    yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-
-
-def _module_level_nodes(tree: ast.Module) -> Iterator[ast.AST]:
-    """The nodes of module-level statements, not those inside functions (their own scope)."""
+def _nodes_on_lines(tree: ast.Module, lines: set[int]) -> Iterator[ast.AST]:
+    """The nodes of the statements that span one of `lines` (the rest of the file is not walked)."""
     stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if first is not None and last is not None and not any(first <= line <= last for line in lines):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
@@ -407,10 +422,10 @@ def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
 
-def _names_no_parameter(receiver: ast.expr, fresh: set[str]) -> bool:
+def _names_no_parameter(receiver: ast.expr, fresh: Callable[[str], bool]) -> bool:
     """`self.requires_grad = flag`, `x.detach().requires_grad_()`, an input tensor: no parameter."""
     if isinstance(receiver, ast.Name):
-        return receiver.id == "self" or receiver.id in fresh or _PARAMETER_LIKE.search(receiver.id.lower()) is None
+        return receiver.id == "self" or _PARAMETER_LIKE.search(receiver.id.lower()) is None or fresh(receiver.id)
     if isinstance(receiver, ast.Call):
         return isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _FRESH_TENSOR_METHODS
     if isinstance(receiver, ast.Subscript):
@@ -418,17 +433,10 @@ def _names_no_parameter(receiver: ast.expr, fresh: set[str]) -> bool:
     return not isinstance(receiver, ast.Attribute)  # arithmetic, a literal: a tensor computed here
 
 
-def _fresh_tensor_names(scope: ast.AST) -> set[str]:
-    """Locals of a scope bound to a fresh tensor (`z = x.detach()`, `y = torch.randn(...)`)."""
-    found: set[str] = set()
-    nodes = ast.walk(scope) if not isinstance(scope, ast.Module) else _module_level_nodes(scope)
-    for node in nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
-            func = node.value.func
-            fresh = func.attr in _FRESH_TENSOR_METHODS or (isinstance(func.value, ast.Name) and func.value.id == "torch")
-            if fresh:
-                found.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    return found
+def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
+    """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`)."""
+    pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
+    return re.search(pattern, source) is not None
 
 
 def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:
@@ -442,7 +450,7 @@ def _line_of(source: bytes, offset: int) -> int:
 
 def _complex_functions(tree: ast.Module, source: bytes) -> Iterator[str]:
     """Top-level functions whose lines mention a complex constructor, dtype or literal."""
-    if _COMPLEX.search(source) is None:
+    if not any(word in source for word in _COMPLEX_WORDS) or _COMPLEX.search(source) is None:
         return
     lines = [_line_of(source, m.start()) for m in _COMPLEX.finditer(source)]
     for node in tree.body:

@@ -69,16 +69,14 @@ class TensorContainerAttribute(Rule):
                     continue  # most attributes: no need to walk the method
                 if moved_by_override(info, assignment.attr, family) is not None:
                     continue  # an `_apply`/`to` override moves the container's tensors itself
-                if _rebuilt_after_construction(info, assignment.attr):
-                    continue  # per-call state (an RNN state carried between batches, a lazy cache)
-                attributes = class_attributes(analysis, info)
-                if attributes.quiet(assignment.attr) is not None or attributes.evidence(assignment.attr) is None:
-                    continue
                 walk = walks.get(id(assignment.method))
                 if walk is None:
                     walk = walks[id(assignment.method)] = MethodContainers(containers, assignment.method, assignment.scope)
                 contents = _contents(walk, assignment)
-                if contents is not None:
+                if contents is None or _rebuilt_after_construction(info, assignment.attr):
+                    continue  # no tensors, or per-call state (an RNN state carried between batches, a lazy cache)
+                attributes = class_attributes(analysis, info)
+                if attributes.quiet(assignment.attr) is None and attributes.evidence(assignment.attr) is not None:
                     reported.add(assignment.attr)
                     yield self.finding(analysis, assignment.statement, _message(assignment.attr, contents))
 
