@@ -1,13 +1,16 @@
-"""Re-run the accuracy survey (issue 9): bufferlint over real PyTorch repositories.
+"""Re-run the accuracy surveys: bufferlint over real PyTorch repositories, scored against verdicts.
 
-For each repository: locate its working tree under the corpus folder (or extract the `.py` files
-of a fetched mirror, `<mirror>/<owner>+<name>/repo`), run bufferlint with every rule and JSON
-output, run `--fix --unsafe-fixes` on a temporary copy and check that every fixed file parses,
-then join the findings with the reviewed verdicts in `scripts/survey_verdicts.json`.
+Two sets, reported apart (docs/accuracy.md): `tuned`, the repositories the rules were developed
+on (what they say is no evidence about users' code), and `fresh`, repositories never used to
+shape a rule. For each repository: locate its working tree under the corpus folder (or extract
+the `.py` files of a fetched mirror, `<mirror>/<owner>+<name>/repo`), run bufferlint with every
+rule and JSON output, run `--fix --unsafe-fixes` on a temporary copy and check that every fixed
+file parses, then join the findings and their fixes with the verdicts in
+`scripts/survey_verdicts.json` (a verdict, its reason, and for a fix its tier and verdict).
 
-    python scripts/survey.py                     # table on stdout, raw results in --out
-    python scripts/survey.py --repos CLIP,kornia --unreviewed   # list findings lacking a verdict
-    python scripts/survey.py --write-doc         # also refresh the table in docs/survey.md
+    python scripts/survey.py --set fresh --corpus /work/heldout   # tables on stdout
+    python scripts/survey.py --repos CLIP,kornia --unreviewed     # list findings lacking a verdict
+    python scripts/survey.py --set fresh --write-doc              # also refresh docs/survey.md
 
 The corpus is never modified and never part of this repository.
 """
@@ -31,10 +34,8 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ROOT / "scripts" / "survey_verdicts.json"
 DOC = ROOT / "docs" / "survey.md"
-TABLE_START, TABLE_END = "<!-- survey-table:start -->", "<!-- survey-table:end -->"
-
 # (folder name under the corpus, GitHub owner/name)
-REPOSITORIES = [
+TUNED = [
     ("pytorch-image-models", "huggingface/pytorch-image-models"),
     ("kornia", "kornia/kornia"),
     ("speechbrain", "speechbrain/speechbrain"),
@@ -51,7 +52,50 @@ REPOSITORIES = [
     ("stable-diffusion", "CompVis/stable-diffusion"),
     ("segment-anything", "facebookresearch/segment-anything"),
     ("nanoGPT", "karpathy/nanoGPT"),
+    # the development set of the trust work (issue 16): the repositories of its examples
+    ("sam2", "facebookresearch/sam2"),
+    ("pyro", "pyro-ppl/pyro"),
+    ("pytorchvideo", "facebookresearch/pytorchvideo"),
+    ("SlowFast", "facebookresearch/SlowFast"),
+    ("pytorch3d", "facebookresearch/pytorch3d"),
+    ("allennlp", "allenai/allennlp"),
+    ("torchtune", "pytorch/torchtune"),
+    ("asteroid", "asteroid-team/asteroid"),
 ]
+# Never used to shape a rule: the measure of what users will see.
+FRESH = [
+    ("MONAI", "Project-MONAI/MONAI"),
+    ("TTS", "coqui-ai/TTS"),
+    ("gpytorch", "cornellius-gp/gpytorch"),
+    ("openfold", "aqlaboratory/openfold"),
+    ("k-diffusion", "crowsonkb/k-diffusion"),
+    ("guided-diffusion", "openai/guided-diffusion"),
+    ("detr", "facebookresearch/detr"),
+    ("pyannote-audio", "pyannote/pyannote-audio"),
+    ("imagen-pytorch", "lucidrains/imagen-pytorch"),
+    ("stylegan2-pytorch", "rosinality/stylegan2-pytorch"),
+    ("esm", "facebookresearch/esm"),
+    ("icefall", "k2-fsa/icefall"),
+    ("jukebox", "openai/jukebox"),
+    ("nerfstudio", "nerfstudio-project/nerfstudio"),
+    ("audiolm-pytorch", "lucidrains/audiolm-pytorch"),
+    ("descript-audio-codec", "descriptinc/descript-audio-codec"),
+    ("botorch", "pytorch/botorch"),
+    ("captum", "pytorch/captum"),
+    ("BasicSR", "XPixelGroup/BasicSR"),
+    ("taming-transformers", "CompVis/taming-transformers"),
+    ("shap-e", "openai/shap-e"),
+    ("DALLE2-pytorch", "lucidrains/DALLE2-pytorch"),
+    ("RWKV-LM", "BlinkDL/RWKV-LM"),
+    ("composer", "mosaicml/composer"),
+    ("mmpose", "open-mmlab/mmpose"),
+    ("NeMo", "NVIDIA/NeMo"),
+    ("ImageBind", "facebookresearch/ImageBind"),
+    ("mmf", "facebookresearch/mmf"),
+    ("fairseq2", "facebookresearch/fairseq2"),
+    ("hifi-gan", "jik876/hifi-gan"),
+]
+SETS = {"tuned": TUNED, "fresh": FRESH}
 
 
 @dataclass
@@ -89,7 +133,7 @@ def locate(name: str, github: str, corpus: Path, mirror: Path) -> Optional[Path]
 
 
 def bufferlint(paths: list[str], *extra: str) -> list[dict]:
-    command = [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--no-cache", "--select", "BUF", *extra, *paths]
+    command = [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--no-cache", "--select", "ALL", *extra, *paths]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"bufferlint failed on {paths}: {done.stderr[-2000:]}")
@@ -99,7 +143,7 @@ def bufferlint(paths: list[str], *extra: str) -> list[dict]:
 def survey_repo(name: str, tree: Path) -> RepoResult:
     result = RepoResult(name, files=sum(1 for _ in tree.rglob("*.py")))
     started = time.monotonic()
-    result.findings = bufferlint([str(tree)])
+    result.findings = [f for f in bufferlint([str(tree)]) if f["code"] != "BUF999"]
     result.seconds = time.monotonic() - started
     for finding in result.findings:
         finding["relpath"] = os.path.relpath(finding["filename"], tree)
@@ -135,7 +179,7 @@ def verdict_key(repo: str, finding: dict) -> str:
 
 def table(results: list[RepoResult], verdicts: dict[str, dict]) -> str:
     codes = sorted({f["code"] for r in results for f in r.findings})
-    header = ["repository", "files", "findings", *codes, "true", "false", "unreviewed", "fixes applied", "fixed files parsed"]
+    header = ["repository", "files", "findings", *codes, "true", "false", "debatable", "unreviewed", "fixes applied", "fixed files parsed"]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     totals: collections.Counter[str] = collections.Counter()
     for result in results:
@@ -143,41 +187,54 @@ def table(results: list[RepoResult], verdicts: dict[str, dict]) -> str:
         judged = collections.Counter(verdicts.get(verdict_key(result.name, f), {}).get("verdict", "unreviewed") for f in result.findings)
         parsed = f"{result.fixed_files_parsed}/{result.fixed_files}"
         cells = [result.name, str(result.files), str(len(result.findings)), *(str(per_code[c]) for c in codes),
-                 str(judged["true"]), str(judged["false"]), str(judged["unreviewed"]), str(result.fixes_applied), parsed]
+                 str(judged["true"]), str(judged["false"]), str(judged["debatable"]), str(judged["unreviewed"]),
+                 str(result.fixes_applied), parsed]
         rows.append("| " + " | ".join(cells) + " |")
         totals.update({"files": result.files, "findings": len(result.findings), **per_code, **judged,
                        "fixes": result.fixes_applied, "fixed": result.fixed_files, "parsed": result.fixed_files_parsed})
     cells = ["**total**", str(totals["files"]), str(totals["findings"]), *(str(totals[c]) for c in codes),
-             str(totals["true"]), str(totals["false"]), str(totals["unreviewed"]), str(totals["fixes"]),
-             f"{totals['parsed']}/{totals['fixed']}"]
+             str(totals["true"]), str(totals["false"]), str(totals["debatable"]), str(totals["unreviewed"]),
+             str(totals["fixes"]), f"{totals['parsed']}/{totals['fixed']}"]
     rows.append("| " + " | ".join(cells) + " |")
     judged_total = totals["true"] + totals["false"]
-    rate = 100.0 * totals["false"] / judged_total if judged_total else 0.0
-    rows.append("")
-    rows.append(f"False alarms: {totals['false']} of {judged_total} reviewed findings ({rate:.1f}%).")
-    rows.append("")
+    precision = 100.0 * totals["true"] / judged_total if judged_total else 0.0
+    rows += ["", f"Precision: {totals['true']} true of {judged_total} judged true or false ({precision:.1f}%); "
+             f"{totals['debatable']} debatable, counted apart.", ""]
     rows.extend(_per_rule(results, verdicts, codes))
     return "\n".join(rows)
 
 
 def _per_rule(results: list[RepoResult], verdicts: dict[str, dict], codes: list[str]) -> list[str]:
-    """False alarms per rule: each rule has its own owner and its own target."""
-    rows = ["| rule | findings | false | false alarms |", "|---|---|---|---|"]
+    """Precision and fix verdicts per rule: each rule has its own owner and its own target."""
+    rows = ["| rule | findings | true | false | debatable | precision | safe fixes: correct / broken | unsafe fixes: correct / broken |",
+            "|---|---|---|---|---|---|---|---|"]
     for code in codes:
         found = [(r.name, f) for r in results for f in r.findings if f["code"] == code]
-        false = sum(1 for name, f in found if verdicts.get(verdict_key(name, f), {}).get("verdict") == "false")
-        rows.append(f"| {code} | {len(found)} | {false} | {100.0 * false / len(found):.1f}% |")
+        judged = collections.Counter(verdicts.get(verdict_key(name, f), {}).get("verdict", "unreviewed") for name, f in found)
+        fixes: collections.Counter[tuple[str, str]] = collections.Counter()
+        for name, finding in found:
+            fix = verdicts.get(verdict_key(name, finding), {}).get("fix")
+            if finding["fix"] is not None and fix:
+                fixes[(finding["fix"]["applicability"], fix["verdict"])] += 1
+        decided = judged["true"] + judged["false"]
+        precision = f"{100.0 * judged['true'] / decided:.1f}%" if decided else "-"
+        rows.append(
+            f"| {code} | {len(found)} | {judged['true']} | {judged['false']} | {judged['debatable']} | {precision} | "
+            f"{fixes[('safe', 'correct')]} / {fixes[('safe', 'broken')]} | {fixes[('unsafe', 'correct')]} / {fixes[('unsafe', 'broken')]} |"
+        )
     return rows
 
 
-def write_doc(text: str) -> None:
+def write_doc(text: str, which: str) -> None:
+    start_mark, end_mark = f"<!-- survey-table:{which}:start -->", f"<!-- survey-table:{which}:end -->"
     doc = DOC.read_text()
-    start, end = doc.index(TABLE_START) + len(TABLE_START), doc.index(TABLE_END)
+    start, end = doc.index(start_mark) + len(start_mark), doc.index(end_mark)
     DOC.write_text(doc[:start] + "\n" + text + "\n" + doc[end:])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=sorted(SETS), default="fresh", help="which repositories (default: fresh)")
     parser.add_argument("--corpus", type=Path, default=Path("/work/corpus"))
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--repos", help="comma-separated folder names (default: all)")
@@ -189,7 +246,7 @@ def main() -> int:
     verdicts = json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
-    for name, github in REPOSITORIES:
+    for name, github in SETS[args.set]:
         if wanted is not None and name not in wanted:
             continue
         tree = locate(name, github, args.corpus, args.mirror)
@@ -209,7 +266,7 @@ def main() -> int:
     text = table(results, verdicts)
     print(text)
     if args.write_doc:
-        write_doc(text)
+        write_doc(text, args.set)
     return 0
 
 

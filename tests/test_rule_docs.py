@@ -31,6 +31,18 @@ def test_rule_documents_the_required_sections(rule: type) -> None:
     assert "```python" in docs.split("## Example", 1)[1], f"{rule.code}: the example needs a python code block"
 
 
+# Rules that offer a fix list the obligations a safe (or any) fix must prove, numbered.
+FIXING = ("BUF001", "BUF002", "BUF003", "BUF004", "BUF005", "BUF008", "BUF011")
+
+
+@pytest.mark.parametrize("code", FIXING)
+def test_a_fixing_rule_lists_its_proof_obligations(code: str) -> None:
+    rule = next(r for r in all_rules() if r.code == code)
+    safety = rule.docs().split("## Fix safety", 1)[1].split("\n## ", 1)[0]
+    numbered = [line for line in safety.splitlines() if line.strip()[:2] in ("1.", "2.")]
+    assert len(numbered) == 2, f"{code}: the fix safety section numbers its obligations"
+
+
 def test_rules_md_has_an_anchor_and_section_per_rule() -> None:
     text = rules_markdown()
     for rule in all_rules():

@@ -264,17 +264,24 @@ _METADATA = frozenset(("dtype", "shape", "ndim", "size", "dim", "numel", "is_cud
 
 def data_names(root: cst.CSTNode) -> Iterator[str]:
     """Names whose data or device flows into an expression (`x`, `x.device`), not their metadata."""
+    return _names_through(root, _METADATA, frozenset(), frozenset(("len", "isinstance", "type")))
+
+
+def _names_through(root: cst.CSTNode, hidden_attrs: frozenset[str], hidden_keywords: frozenset[str], hidden_calls: frozenset[str]) -> Iterator[str]:
+    """Names read in an expression, except through the attributes, keyword arguments and calls
+    given: `x` in `x.shape` is hidden by "shape", in `f(dtype=x.dtype)` by "dtype", in `len(x)` by "len"."""
     stack: list[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Name):
             yield node.value
         elif isinstance(node, cst.Attribute):
-            if node.attr.value not in _METADATA:
+            if node.attr.value not in hidden_attrs:
                 stack.append(node.value)
         elif isinstance(node, cst.Arg):
-            stack.append(node.value)
-        elif not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "isinstance", "type")):
+            if node.keyword is None or node.keyword.value not in hidden_keywords:
+                stack.append(node.value)
+        elif not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in hidden_calls):
             stack.extend(child_nodes(node))
 
 
@@ -393,19 +400,7 @@ _PLACEMENT = frozenset(("dtype", "device", "is_cuda", "layout", "requires_grad")
 def _size_names(root: cst.CSTNode) -> Iterator[str]:
     """Names whose data or size flows into an expression (`x`, `x.shape[1]`, `x.size(0)`), not
     their dtype or device (`torch.arange(self.n, dtype=x.dtype)` is the same size for every x)."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            yield node.value
-        elif isinstance(node, cst.Attribute):
-            if node.attr.value not in _PLACEMENT:
-                stack.append(node.value)
-        elif isinstance(node, cst.Arg):
-            if node.keyword is None or node.keyword.value not in ("dtype", "device"):
-                stack.append(node.value)
-        else:
-            stack.extend(child_nodes(node))
+    return _names_through(root, _PLACEMENT, frozenset(("dtype", "device")), frozenset())
 
 
 def _shape_names(func: cst.FunctionDef) -> set[str]:

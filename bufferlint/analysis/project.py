@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 from bufferlint.analysis import torch_api
-from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts, may_hold_facts
+from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts, may_hold_facts, top_level
 
 if TYPE_CHECKING:
     from bufferlint.prechecked import Registry
@@ -83,29 +83,17 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
     index = FileIndex(module, facts=file_facts(tree, module, source))
     package = module if is_package else module.rpartition(".")[0]
     local: dict[str, str] = {}
-    for node in _top_level(tree.body):
+    for node in top_level(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             local.update(_import_bindings(node, package))
         elif isinstance(node, ast.ClassDef):
             local[node.name] = f"{module}.{node.name}"
-    for node in _top_level(tree.body):
+    for node in top_level(tree.body):
         if isinstance(node, ast.ClassDef):
             bases = [_qualify(base, local) for base in node.bases]
             index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
     index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
     return index
-
-
-def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    """Module-level statements, including those under `if`/`try` (optional imports, version checks)."""
-    for node in body:
-        yield node
-        if isinstance(node, ast.If):
-            yield from _top_level(node.body)
-            yield from _top_level(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                yield from _top_level(block)
 
 
 def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:

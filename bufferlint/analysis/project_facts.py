@@ -138,16 +138,20 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     return facts
 
 
-def _top_level_classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
+def top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Module-level statements, including those under `if`/`try` (optional imports, version checks)."""
     for node in body:
-        if isinstance(node, ast.ClassDef):
-            yield node
-        elif isinstance(node, ast.If):
-            yield from _top_level_classes(node.body)
-            yield from _top_level_classes(node.orelse)
+        yield node
+        if isinstance(node, ast.If):
+            yield from top_level(node.body)
+            yield from top_level(node.orelse)
         elif isinstance(node, ast.Try):
             for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                yield from _top_level_classes(block)
+                yield from top_level(block)
+
+
+def _top_level_classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
+    return (node for node in top_level(body) if isinstance(node, ast.ClassDef))
 
 
 # -- one class --------------------------------------------------------------------------------------

@@ -38,13 +38,47 @@ class TensorAttribute(Rule):
     were and old ones still load with `strict=True`. Not flagged: a second name for a parameter
     (`self.weight = self.W`, W an `nn.Parameter`), which nn.Module registers as a parameter too.
 
+    ## When it is reported
+    Only with evidence that the tensor's device matters, named in the message: it meets the
+    input or the module's tensors in an op (arithmetic, a comparison, a torch function, a tensor
+    method, a submodule call, a helper given both), `forward` moves it per call, it is indexed with
+    an index from the input's device, or `forward` or a public method returns it. Not reported:
+    a tensor only read for its metadata or on the host (`.shape`, `.item()`, `torch.multinomial`
+    weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
+    constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors), a stand-in for a Parameter
+    that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
+    shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
+    and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
+    a base in any file, a `self.device` they keep, a project that sets its default device).
+
     ## Fix safety
-    Safe when no hazard applies. No fix is offered when the rewrite could crash or change
-    behaviour: assigned before `super().__init__()`; the name is also a property, method, class
-    attribute, parameter or submodule; a non-tensor is assigned to it elsewhere; the value derives
-    from a parameter (it would go stale); `requires_grad=True`; `ScriptModule` subclasses; classes
-    with their own `register_buffer`. A value that aliases an argument gets an unsafe fix.
-    When `self.x = None` comes first in `__init__`, `None` is registered there instead.
+    `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
+    assignment (the first in `__init__`); when `self.x = None` comes first, `None` is registered
+    there; a tensor only assigned outside `__init__` gets a `None` registration right after
+    `super().__init__()`. The fix is safe only when the analysis proves every obligation below;
+    one it disproves means no fix, one it cannot prove makes the fix unsafe, and the message
+    names it.
+    1. The class is no `ScriptModule` and has no `register_buffer` of its own (no fix).
+    2. The name is no property, method, class attribute, parameter or deleted attribute of the
+       class or a base, and no torch.nn base owns it (`weight`, `bias`...) (no fix).
+    3. Nothing binds the name before the registration runs, or `register_buffer` raises
+       KeyError: not the statements of `__init__` before it, not a helper they call (resolved
+       from the class being built, so a subclass's override counts), not a base constructor in
+       this file or another, not a tuple assignment or `setattr`; nor a subclass of this file or
+       another (bound: no fix; a base outside the linted files, `setattr` with a computed name,
+       `f(self)`: unsafe).
+    4. It is registered after `super().__init__()` (no fix).
+    5. Every value the class assigns to it is a tensor or `None` (no fix).
+    6. The value is a fresh tensor: it does not require grad or derive from a parameter or a
+       submodule's weights (no fix), does not alias an argument or another attribute, and is not
+       handed to another module (unsafe).
+    7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
+       imaginary part) and not bucket boundaries of `torch.bucketize` (no fix); no dtype set on
+       purpose, such as `dtype=torch.float32` (unsafe); a helper it is built by is readable in the
+       linted files (else unsafe).
+    8. The project does not build its modules on the meta device and restore them with
+       `load_state_dict()` (non-persistent buffers are never restored) (unsafe).
+    Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 
     code = "BUF001"

@@ -64,20 +64,30 @@ class AttributeMovedInForward(Rule):
     move: `self.pe.to(x.device)` becomes `self.pe`; a rebinding `self.w = self.w.to(x.device)` is
     removed, and so is an `if self.w.device != x.device:` guard that held only that statement.
     A dtype part stays: `.to(device=x.device, dtype=x.dtype)` becomes `.to(dtype=x.dtype)`, and
-    `.to(x)` / `.type_as(x)` (which also cast to `x`'s dtype) become `.to(x.dtype)`.
+    `.to(x)` / `.type_as(x)` (which also cast to `x`'s dtype) become `.to(x.dtype)`. A local that
+    only fed the dropped move (`device = img.device`, or its element of `b, device = ...`) goes too.
 
     ## Fix safety
-    Safe when BUF001's fix for the attribute would be safe, since the module then carries the
-    tensor wherever it is moved (the rule assumes the module is moved with the model it belongs
-    to, as any module with parameters must be). Unsafe when the move targets a device the rule
-    cannot place (`.to(device)` with an unknown `device`). No fix when a BUF001 hazard blocks the
-    registration, or when the attribute is not known to hold a tensor where it is assigned.
-    Not flagged: dtype-only casts (`self.t.to(x.dtype)`), `.cpu()`, and `.to()` on parameters,
-    registered buffers, submodules or tensors computed from the inputs. Nor attributes that are
-    evidently not tensors (called like `self.resampler(x)`, or holding a list/dict and never a
-    tensor), moves whose result is dropped (`self.m.to(x.device)`: only a module moves in place),
-    and self-healing caches: rebuilt from scratch on the forward path, with the move behind a
-    check of the cache's own device or dtype, so it runs once after the module moved.
+    Every obligation of BUF001's registration (see BUF001: a disproved one means no fix, an
+    unproved one an unsafe fix), and then what dropping the move needs:
+    1. The module is moved with the model that uses it: it holds parameters, buffers or
+       submodules (itself or through a base in any file). A module without any is moved only by
+       a module that holds it: when one of the run does, the fix is unsafe (a standalone use still
+       needs the move); when none does, no fix.
+    2. Nothing but construction gives the attribute its tensor: another method assigning it
+       makes the fix unsafe (that tensor may not be on the module's device).
+    3. The move targets the input's or the module's device; a device the rule cannot place
+       (`.to(device)` with an unknown `device`) makes the fix unsafe.
+
+    ## Not reported
+    Dtype-only casts (`self.t.to(x.dtype)`), `.cpu()`, and `.to()` on parameters, registered
+    buffers, submodules or tensors computed from the inputs; attributes that are evidently not
+    tensors (called like `self.resampler(x)`, or holding a list/dict and never a tensor); moves
+    whose result is dropped (`self.m.to(x.device)`: only a module moves in place); moves to the
+    tensor's own device (`self.t.to(self.t.device)`); self-healing caches (rebuilt on the forward
+    path, moved behind a check of their own device or dtype); and every attribute BUF001 keeps
+    quiet on: caches rebuilt for the input's shape, per-call state, placeholders, 0-dim tensors,
+    classes that place their tensors themselves.
     """
 
     code = "BUF002"

@@ -86,13 +86,21 @@ class ConstantRebuiltInForward(Rule):
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
 
     ## Fix safety
-    Unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer with a fresh
-    name and uses `self.<name>` in `forward` (keeping a dtype cast such as `.to(x.dtype)`). That
-    changes behaviour when the code that builds it only runs on some paths (attributes it reads
-    may not exist at construction), when the buffer is later cast by `.half()`, or when the
-    tensor was relying on being fresh. No fix when the tensor is modified in place afterwards,
-    when it reads local variables of the method, for `ScriptModule` subclasses, or when the class
-    has no `__init__` calling `super().__init__()`.
+    Always unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer (named
+    after the local it is bound to, or the keyword it is passed as, else `<method>_const`) and
+    uses `self.<name>` in `forward`, keeping a dtype cast such as `.to(x.dtype)`. It cannot prove
+    that the code building the constant runs at construction too (attributes it reads may not
+    exist then), nor that nothing relied on a fresh tensor per call. No fix when an obligation is
+    disproved:
+    1. The tensor is not modified in place afterwards, and does not leave the call (returned,
+       put in a list or dict, stored on an object): a buffer would be one tensor every call shares.
+    2. It reads no local variable of the method.
+    3. Its dtype is not set on purpose (`dtype=torch.float32`, `.double()`): a buffer is cast by
+       `.half()` and `.to(torch.bfloat16)`.
+    4. The project does not build its modules on the meta device (a non-persistent buffer is never
+       restored by `load_state_dict()`).
+    5. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
+       calling `super().__init__()`.
     """
 
     code = "BUF003"

@@ -84,17 +84,26 @@ class HardcodedCuda(Rule):
     input.
 
     ## Fix safety
-    Unsafe, since the tensor ends up somewhere else than before. In `__init__` (and for
+    Always unsafe, since the tensor ends up somewhere else than before. In `__init__` (and for
     parameters, buffers and submodules used in `forward`) the fix drops the pin and lets the
-    module's `.to()` place the tensor. In `forward` and the helpers it calls, the pin becomes
-    the device of the first tensor argument: `device=x.device`, `.to(x.device)`. No fix in other
-    methods or when `forward` takes no tensor argument. Not flagged: CUDA asked for on purpose,
-    that is pins under a test that decides about CUDA (`torch.cuda.is_available()`, `x.is_cuda`,
-    a `use_cuda`/`gpu` flag, `device.type == "cpu"`) or after an early exit on one; devices
-    handed to `torch.cuda.*` queries; `.cuda()` on a torch.nn layer that holds no tensors
-    (`nn.Softmax(dim=1).cuda()`, a loss given no `weight`); the fallback of a device parameter (`if device is None:
-    device = torch.device("cuda")`); `.cuda(t.device)`; the bodies of `cuda`/`to`/`_apply`
-    overrides; device variables; and `.cuda()` on the inputs themselves.
+    module's `.to()` place the tensor; in `forward` and the helpers it calls, the pin becomes the
+    device of an input: `device=x.device`, `.to(x.device)`. No fix when an obligation fails:
+    1. The device comes from a parameter shown to be a tensor: annotated `Tensor`, read like one
+       (`x.device`, `x.shape`, `x.view(...)`), or given a tensor by a caller on the forward path;
+       never one that is indexed like a list (`clips[0]`), iterated or measured with `len()`.
+    2. An object pinned in `__init__` is not used later in `__init__`, where it runs on the GPU
+       before anyone can move the module.
+    3. The pin is in `__init__` or on the forward path (elsewhere the device to use is unknown).
+
+    ## Not reported
+    CUDA asked for on purpose: pins under a test that decides about CUDA
+    (`torch.cuda.is_available()`, `x.is_cuda`, a `use_cuda`/`gpu` flag, `device.type == "cpu"`) or
+    after an early exit on one; devices handed to `torch.cuda.*` queries; `.cuda()` on a torch.nn
+    layer that holds no tensors (`nn.Softmax(dim=1).cuda()`, a loss given no `weight`); the
+    fallback of a device parameter (`if device is None: device = torch.device("cuda")`);
+    `.cuda(t.device)` and `.cuda(device)` with `device` read off a tensor or the module's own
+    parameters; the bodies of `cuda`/`to`/`_apply` overrides; device variables; and `.cuda()` on the
+    inputs themselves.
     """
 
     code = "BUF004"

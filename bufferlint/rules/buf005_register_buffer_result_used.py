@@ -42,13 +42,13 @@ class RegisterBufferResultUsed(Rule):
     and read the buffer as `self.mask` (the name given to `register_buffer`).
 
     ## Fix safety
-    The fix keeps only the call. It is safe when the assigned attribute is the buffer's own name
-    and the buffer is non-persistent (`persistent=False`, by keyword or positionally) or
-    registered as `None`, and for a local name that is never read: the module's `state_dict()`
-    keys do not change. It is unsafe when the buffer is persistent (it becomes a real tensor, so
-    `state_dict()` gains its key and checkpoints saved before the fix need
-    `load_state_dict(strict=False)`), when the names differ (code reading `self.my_buffer` must
-    read `self.B`), and for a local that is read later.
+    The fix keeps only the call. It is safe when it proves both obligations, unsafe otherwise:
+    1. `state_dict()` keys do not change: the buffer is non-persistent (`persistent=False`, by
+       keyword or positionally) or registered as `None`. A persistent buffer becomes a real tensor,
+       so `state_dict()` gains its key and checkpoints saved before the fix need
+       `load_state_dict(strict=False)`.
+    2. Nothing reads a different name: the assigned attribute is the buffer's own name (else code
+       reading `self.my_buffer` must read `self.B`), or the target is a local that is never read.
     """
 
     code = "BUF005"

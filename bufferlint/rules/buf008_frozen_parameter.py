@@ -61,13 +61,15 @@ class FrozenParameterRule(Rule):
     stay the same, but `mean` leaves `parameters()`: an optimizer built over all parameters has one
     tensor fewer, so resuming it from a checkpoint saved before the change fails
     (`optimizer.load_state_dict` sees a different parameter count), and code outside the run may
-    unfreeze it. No fix when the name is assigned anything else in the class or deleted, when
-    another attribute is assigned the same parameter (`self.weight = self.W`), when the parameter
-    is handed to another module (`Decoder(window=self.window)` registers it there too, and that
-    `state_dict` key would disappear), is bound in the class body, the class defines its own
-    `register_buffer`, the class subclasses a `torch.nn` layer (which may own the name), or the
-    wrapped tensor requires grad (`nn.Parameter` detaches it; a buffer would keep its autograd
-    history).
+    unfreeze it. No fix when an obligation fails:
+    1. Nothing else is bound to the name: it is not assigned anything else in the class, deleted,
+       bound in the class body, or owned by a `torch.nn` base class.
+    2. No other name holds the parameter (`self.weight = self.W`): it would be left a plain
+       attribute outside `state_dict()`.
+    3. It is not handed to another module (`Decoder(window=self.window)` registers it there too,
+       and that `state_dict` key would disappear).
+    4. The wrapped tensor does not require grad (`nn.Parameter` detaches it; a buffer would keep
+       its autograd history), and the class has no `register_buffer` of its own.
     """
 
     code = "BUF008"

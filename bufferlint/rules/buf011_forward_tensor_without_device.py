@@ -16,14 +16,14 @@ _COMBINED = "used with tensors on the input's or the module's device"
 
 
 class ForwardTensorWithoutDevice(Rule):
-    """A tensor factory in `forward` with no `device=`, then combined with inputs or moved with `.cuda()`.
+    """A tensor factory in `forward` with no `device=`, then combined with inputs.
 
     ## Why it matters
     `torch.zeros(x.shape[0], 8)`, `torch.arange(n)` or `torch.tensor([...])` without `device=`
     build their tensor on the CPU. As soon as it meets the input (`x + pos`,
     `torch.cat([x, pad])`, a comparison, a submodule call), a GPU run fails with "Expected all
-    tensors to be on the same device"; a later `.cuda()` works only on the first GPU and copies
-    on every call.
+    tensors to be on the same device". (A factory then moved with `.cuda()` is BUF004's: a
+    hard-coded GPU.)
 
     ## Example
     ```python
@@ -39,16 +39,21 @@ class ForwardTensorWithoutDevice(Rule):
     `x.new_zeros(...)` and `torch.zeros_like(x)` also put the tensor where `x` is.
 
     ## Fix safety
-    Unsafe: adds `device=<input>.device`, taking the first tensor argument of `forward` (or of
-    the helper method the factory is in). The tensor then lives on the input's device, which
-    is the intent, but code that relied on it being a CPU tensor (`.numpy()`, Python-side
-    indexing) would change. No fix when the method has no tensor argument. Not flagged:
-    factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim tensors
+    Unsafe: adds `device=<input>.device`. The tensor then lives on the input's device, which is
+    the intent, but code that relied on it being a CPU tensor (`.numpy()`, Python-side indexing)
+    would change. No fix when an obligation fails:
+    1. The input is shown to be a tensor (annotated `Tensor`, read like one, or given one by a
+       caller on the forward path), never a list of them.
+    2. The factory is on the forward path, where an input's device is the one to use.
+
+    ## Not reported
+    Factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim tensors
     (`torch.tensor(2.0)`, `torch.zeros(())`, an element picked with `t[0]`, a full reduction
     `t.max()`: allowed next to CUDA tensors), empty placeholders (`torch.empty(0)`), tensors
     moved right after creation by any `.to(...)`/`.type_as(...)` that is not a dtype-only cast,
     `torch.normal(mean_t, std_t)`, CTC targets and lengths (`nn.CTCLoss`, `F.ctc_loss` take
-    them on the CPU), and ONNX shape tensors (`shape_as_tensor`, `reshape_from_tensor_shape`).
+    them on the CPU), `pack_padded_sequence` lengths (they must be on the CPU), and ONNX shape
+    tensors (`shape_as_tensor`, `reshape_from_tensor_shape`).
     """
 
     code = "BUF011"
