@@ -21,7 +21,8 @@ class Window(nn.Module):
         return x * self.window
 '''
 
-# Counting buffers in forward: the rewrite changes the output, so verification must revert it.
+# Counting buffers in forward, through a helper the analysis does not follow: the rewrite
+# changes the output, so verification must revert it.
 BAD = '''import torch
 import torch.nn as nn
 
@@ -32,7 +33,11 @@ class Counted(nn.Module):
         self.table = torch.ones(4)
 
     def forward(self, x):
-        return x * len(list(self.buffers())) + self.table
+        return x * count(self) + self.table
+
+
+def count(module):
+    return len(list(module.buffers()))
 '''
 
 NEEDS_ARGS = '''import torch

@@ -15,7 +15,7 @@ import torch
 from bufferlint.cli import main
 from bufferlint.config import Settings
 from bufferlint.fixes.apply import compatible_fixes
-from bufferlint.lint import check_module, fix_bytes
+from bufferlint.lint import check_bytes, check_module, fix_bytes
 from bufferlint.model import Applicability, Fix, Replace
 from bufferlint.source import parse
 
@@ -132,7 +132,8 @@ def test_unpinned_module_runs_on_cpu_and_follows_to_meta() -> None:
     out = decoder(torch.randn(2, 8))
     assert out.shape == (2, 8) and out.device.type == "cpu"
     assert list(decoder.state_dict()) == ["scale", "proj.weight", "proj.bias"]
-    assert {name for name, _ in decoder.named_buffers()} == {"scale", "shift", "k"}
+    # `k` stays built in forward: the class keeps `self.device`, so BUF003 does not hoist it
+    assert {name for name, _ in decoder.named_buffers()} == {"scale", "shift"}
     moved = decoder.to("meta")
     assert all(b.device.type == "meta" for b in moved.buffers())
 
@@ -228,6 +229,28 @@ class Probe(nn.Module):
         self.after = torch.zeros(2, device="cuda")
 """
     assert _findings(source, "BUF004") == [(8, "BUF004")]
+
+
+@pytest.mark.parametrize(
+    "filename,expected",
+    [("model.py", [(8, "BUF004")]), ("tests/test_model.py", []), ("pkg/model_test.py", []), ("conftest.py", [])],
+)
+def test_buf004_is_silent_in_test_modules(filename: str, expected: list[tuple[int, str]]) -> None:
+    """A test that builds its model on the GPU is a GPU test by design."""
+    source = """import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(2, device="cuda"))
+
+    def forward(self, x):
+        return x * self.weight
+"""
+    result = check_bytes(source.encode(), filename, Settings(select=("BUF004",)))
+    assert [(f.location.row, f.code) for f in result.findings] == expected
 
 
 def test_buf011_silences_rest_on_what_torch_allows() -> None:

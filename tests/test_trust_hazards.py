@@ -66,7 +66,7 @@ def _bf16_output(module: ModuleType, cls: str, x: torch.Tensor) -> Any:
     ("cls", "line", "x"),
     [
         ("Pitch", "        self.bins = torch.linspace(0.3, 3.7, 4)", torch.linspace(0.299, 3.701, 200).reshape(2, 100)),
-        ("Pinned", "        self.freqs = torch.linspace(1.0, 2.0, 4, dtype=torch.float32)", torch.randn(2, 4)),
+        ("Pinned", "        self.freqs = torch.linspace(1.0, 2.0, 4, dtype=torch.float32)", torch.linspace(-3.0, 3.0, 8).reshape(2, 4)),
     ],
 )
 def test_registering_a_table_kept_in_its_dtype_changes_results_under_a_cast(cls: str, line: str, x: torch.Tensor, tmp_path: Path) -> None:
@@ -134,3 +134,61 @@ def test_a_device_taken_from_a_list_of_clips_does_not_exist(tmp_path: Path) -> N
     module = load_text(text, tmp_path)
     with pytest.raises(AttributeError, match="device"):
         module.Contrastive()([torch.randn(2, 4)])
+
+
+@pytest.mark.parametrize(
+    ("build", "line"),
+    [
+        ("Preference()", "        self.covar = torch.eye(3)"),  # registered by a loop over a list of names
+        ("Strategy()", "        self.inducing = torch.randn(3)"),  # registered by the base class
+    ],
+)
+def test_registering_a_name_registered_out_of_sight_breaks_the_module(build: str, line: str, tmp_path: Path) -> None:
+    text = _source("unseen_registrations.py")
+    naive = _naive(text, line, _register(line), tmp_path)
+    original = eval(build, vars(load_text(text, tmp_path)))
+    try:
+        rebuilt = eval(build, vars(naive))
+    except KeyError:
+        return  # Preference: the loop registered it, so register_buffer raises
+    # Strategy: the persistent buffer the base registered turns non-persistent, and old
+    # checkpoints no longer load with strict=True
+    assert set(rebuilt.state_dict()) != set(original.state_dict())
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        rebuilt.load_state_dict(original.state_dict(), strict=True)
+
+
+def test_registering_in_one_branch_leaves_the_other_plain(tmp_path: Path) -> None:
+    """The naive fix registers `mean` where it is defined (the `in_chans == 3` branch) and drops
+    the per-call move: built with one channel, forward mixes devices."""
+    text = _source("registration_paths.py")
+    line = "            self.mean = torch.tensor((0.45, 0.44, 0.40)).view(1, 3, 1, 1)"
+    naive = load_text(text.replace(line, _register(line)).replace("self.mean.type_as(x)", "self.mean.to(x.dtype)"), tmp_path)
+
+    def errors(module: ModuleType) -> list[str]:
+        outcome = check_module(module.Normalize(1), (torch.randn(2, 1, 4, 4),), device="meta")
+        assert outcome.forward == "ran", outcome.messages
+        return [e.op for e in outcome.errors]
+
+    assert errors(load_text(text, tmp_path)) == []
+    assert errors(naive) != []
+    assert errors(load_text((TRUST / "registration_paths.fixed.py").read_text(), tmp_path)) == []
+
+
+def test_a_base_constructor_after_the_registration_wipes_the_buffer(tmp_path: Path) -> None:
+    """torch's Distribution.__init__ ends in `super().__init__()`, which reaches Module.__init__."""
+    text = _source("registration_paths.py")
+    line = "        self.table = torch.arange(3.0)"
+    naive = _naive(text, line, _register(line), tmp_path)
+    x = torch.randn(2, 3)
+    assert torch.equal(load_text(text, tmp_path).Prior()(x), x + torch.arange(3.0))
+    with pytest.raises(AttributeError, match="table"):
+        naive.Prior()(x)
+
+
+def test_a_class_walking_its_buffers_walks_the_new_one_too(tmp_path: Path) -> None:
+    text = _source("registration_paths.py")
+    line = "        self.bounds = torch.ones(2, 3)"
+    naive = _naive(text, line, _register(line), tmp_path)
+    assert load_text(text, tmp_path).Batched()[0].bounds.shape == (2, 3)
+    assert naive.Batched()[0].bounds.shape == (3,)

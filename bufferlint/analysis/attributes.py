@@ -13,15 +13,18 @@ Where it would become a buffer, and what that must prove, is the fix's business
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Optional
+from typing import Optional, Sequence
+
+import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
-from bufferlint.analysis.factory_sizes import is_zero_dim
+from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.intent import Family, deliberate_reason
+from bufferlint.analysis.walk import nodes_of
 
 
 class ClassAttributes:
@@ -35,7 +38,7 @@ class ClassAttributes:
     @cached_property
     def defining(self) -> dict[str, AttrAssignment]:
         """For each plain tensor attribute, the assignment that defines it (first in `__init__`)."""
-        registered = self.info.registered_buffers
+        registered = self._registered
         chosen: dict[str, AttrAssignment] = {}
         for assignment in self.info.assignments:
             if assignment.kind is not ValueKind.TENSOR or assignment.augmented or assignment.attr in registered:
@@ -45,10 +48,52 @@ class ClassAttributes:
                 chosen[assignment.attr] = assignment
         return chosen
 
+    @cached_property
+    def _registered(self) -> set[str]:
+        """Names the class or a base registers (a tensor assigned to one fills the buffer)."""
+        names = set(self.info.registered_buffers)
+        for ancestor in (self.info, *self.info.ancestors()):
+            names |= ancestor.registered_buffers | ancestor.registered_parameters
+        lineage = self.analysis.lineage(self.info)
+        for _, facts in lineage.ancestors if lineage is not None else ():
+            names.update(facts.registered)
+        return names
+
     def quiet(self, attr: str) -> Optional[str]:
         """Why the attribute is no finding whatever its uses, or None."""
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
-        return reason or self._project_reason(attr) or self._zero_dim(attr)
+        return reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr) or self._zero_dim(attr)
+
+    def _wrapped_later(self, attr: str) -> Optional[str]:
+        """`self.mask = torch.zeros(...)`, filled, then `self.mask = nn.Parameter(self.mask, ...)`
+        further down the same block of `__init__`: the plain tensor was scaffolding. (A wrap in
+        another branch only leaves this branch's tensor plain, and stays a finding.)"""
+        assignments = [a for a in self.info.assignments_to(attr) if a.in_init]
+        wraps = {id(a.site.line): a for a in assignments if a.kind in (ValueKind.PARAMETER, ValueKind.BUFFER)}
+        tensors = [a for a in assignments if a.kind is ValueKind.TENSOR]
+        if not wraps or not tensors:
+            return None
+        for tensor in tensors:
+            block = _block_holding(tensor.method, tensor.site.line)
+            later = block[next(i for i, s in enumerate(block) if s is tensor.site.line) + 1 :]
+            if not any(id(s) in wraps for s in later):
+                return None
+        kind = next(iter(wraps.values())).kind.value
+        return f"`{attr}` becomes an {kind} further down __init__()"
+
+    def _unseen_registration(self, attr: str) -> Optional[str]:
+        """The name may be a buffer already: the class or a base registers buffers under names
+        it computes, or assigning it runs a property's setter."""
+        for ancestor in (self.info, *self.info.ancestors()):
+            if attr in ancestor.properties:
+                return f"`{attr}` is a property of {ancestor.name}: assigning it runs the setter"
+            if ancestor.registers_unnamed:
+                return f"{ancestor.name} registers buffers under computed names, which may include `{attr}`"
+        lineage = self.analysis.lineage(self.info)
+        for name, facts in lineage.ancestors if lineage is not None else ():
+            if facts.registers_unnamed:
+                return f"base class {name} registers buffers under computed names, which may include `{attr}`"
+        return None
 
     def _project_reason(self, attr: str) -> Optional[str]:
         project = self.analysis.project
@@ -62,8 +107,8 @@ class ClassAttributes:
 
     def _zero_dim(self, attr: str) -> Optional[str]:
         qualify = self.analysis.inference.qualify
-        values = [a.value for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
-        if values and all(is_zero_dim(v, qualify) for v in values):
+        tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
+        if tensors and all(is_zero_dim(a.value, qualify, scalar_names(a.method)) for a in tensors):  # type: ignore[arg-type]
             return "a 0-dim tensor, which CUDA accepts next to tensors on the GPU"
         return None
 
@@ -79,6 +124,13 @@ class ClassAttributes:
         )
         subclasses = tuple(forward_facts(self.analysis, sub) for sub in self.family.subclasses(self.info))
         return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses, self.analysis.mentions)
+
+
+def _block_holding(func: cst.FunctionDef, line: cst.SimpleStatementLine) -> Sequence[cst.BaseStatement]:
+    for block in nodes_of(func.body, cst.IndentedBlock):
+        if any(s is line for s in block.body):
+            return block.body
+    return [line]
 
 
 def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes:

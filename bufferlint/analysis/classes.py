@@ -52,6 +52,8 @@ class RegisterBufferCall:
     name: Optional[str]  # None when the name is not a string literal
     site: StatementSite
     method: cst.FunctionDef
+    # Without a literal: the names of the literal list a loop gives it (`for key in self._names:`)
+    looped: Optional[tuple[str, ...]] = None
 
 
 @dataclass
@@ -75,6 +77,8 @@ class ClassInfo:
     bases_info: list["ClassInfo"] = field(default_factory=list)
     # `__init__` and the methods it calls on self (intent.init_time_methods), found once
     init_time: Optional[frozenset[str]] = field(default=None, repr=False, compare=False)
+    # the methods that run after construction: the others and what they call (intent.later_methods)
+    later: Optional[frozenset[str]] = field(default=None, repr=False, compare=False)
     reads: Optional[object] = field(default=None, repr=False, compare=False)  # intent.MethodReads, indexed once
 
     @property
@@ -84,7 +88,13 @@ class ClassInfo:
     @property
     def registered_buffers(self) -> set[str]:
         names = {c.name for c in self.register_buffer_calls if c.name is not None}
+        names.update(n for c in self.register_buffer_calls for n in c.looped or ())
         return names | {a.attr for a in self.assignments if a.kind is ValueKind.BUFFER}
+
+    @property
+    def registers_unnamed(self) -> bool:
+        """Registers buffers under names that neither a literal nor a looped-over list spells out."""
+        return any(c.name is None and c.looped is None for c in self.register_buffer_calls)
 
     @property
     def parameters(self) -> set[str]:
@@ -211,7 +221,8 @@ class ClassCollector:
             name = _literal_string(call.args[0].value) if call.args else None
             method = call.func.attr.value  # type: ignore[attr-defined]
             if method == "register_buffer":
-                info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func))
+                looped = _looped_names(info, site, call.args[0].value, scope.self_name) if call.args and name is None else None
+                info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func, looped))
             elif name is not None:
                 info.registered_parameters.add(name)
 
@@ -242,6 +253,30 @@ class ClassCollector:
 
 
 REGISTRATIONS = ("register_buffer", "register_parameter")
+
+
+def _looped_names(info: ClassInfo, site: StatementSite, name: cst.BaseExpression, me: Optional[str]) -> Optional[tuple[str, ...]]:
+    """`for key in self._buffer_names: self.register_buffer(key, None)` over a literal list, written
+    out or held by a class attribute: the names the registration takes."""
+    if not isinstance(name, cst.Name):
+        return None
+    for loop in nodes_of(site.top, cst.For):
+        if isinstance(loop.target, cst.Name) and loop.target.value == name.value:
+            return _literal_names(info, loop.iter, me)
+    return None
+
+
+def _literal_names(info: ClassInfo, node: cst.BaseExpression, me: Optional[str]) -> Optional[tuple[str, ...]]:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me:
+        held = info.class_attrs.get(node.attr.value, [])
+        return _literal_names(info, held[0], None) if len(held) == 1 else None
+    if isinstance(node, cst.Name):
+        held = info.class_attrs.get(node.value, [])
+        return _literal_names(info, held[0], None) if len(held) == 1 and held[0] is not node else None
+    if isinstance(node, (cst.List, cst.Tuple)):
+        names = [e.value.evaluated_value if isinstance(e.value, cst.SimpleString) else None for e in node.elements]
+        return tuple(n for n in names if isinstance(n, str)) if all(isinstance(n, str) for n in names) else None
+    return None
 
 
 # Does this call construct an nn.Module?
@@ -327,6 +362,12 @@ def _literal_string(node: cst.BaseExpression) -> Optional[str]:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
+
+
+def base_constructor_lines(func: cst.FunctionDef) -> list[int]:
+    """Indexes of the top-level statements of `__init__` that call a base class's `__init__`."""
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+    return [index for index, stmt in enumerate(body) if any(_is_super_init(node) for node in iter_nodes(stmt))]
 
 
 def _super_init_position(func: cst.FunctionDef) -> tuple[Optional[int], Optional[cst.BaseStatement]]:

@@ -7,16 +7,20 @@
   the query needs a GPU by definition and places nothing;
 - the fallback of a device parameter (`if device is None: device = torch.device("cuda")`): the
   caller chooses, and a backend may require the GPU;
-- the body of a method that is itself a device move (`def cuda(self): self.model.cuda()`).
+- the body of a method that is itself a device move (`def cuda(self): self.model.cuda()`);
+- a GPU offload of module state: the class moves the same submodule back with `.cpu()`;
+- distributed GPU code: a file that imports `torch.distributed`, Megatron or `apex.transformer`
+  (NCCL collectives need CUDA tensors; model parallelism places everything on the rank's GPU).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Protocol
+from typing import Callable, Iterable, Optional, Protocol
 
 import libcst as cst
 
 from bufferlint.analysis.flow import child_nodes
+from bufferlint.analysis.walk import nodes_of
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
@@ -95,8 +99,45 @@ def _exits(body: cst.BaseSuite) -> bool:
 
 
 def _compares_device_type(node: cst.Comparison) -> bool:
+    """`device.type == "cpu"`, and any comparison with a device kind spelled out
+    (`input_type == "cuda"`, `accelerator.upper() == "GPU"`)."""
     operands = [node.left, *(c.comparator for c in node.comparisons)]
     has_type = any(isinstance(o, cst.Attribute) and o.attr.value == "type" for o in operands)
-    strings = [o.evaluated_value for o in operands if isinstance(o, cst.SimpleString)]
-    return has_type and any(s in _DEVICE_TYPES for s in strings)
+    strings = [str(o.evaluated_value) for o in operands if isinstance(o, cst.SimpleString)]
+    return any(s in _DEVICE_TYPES for s in strings) if has_type else any(s.lower() in _DEVICE_KINDS for s in strings)
+
+
+_DEVICE_KINDS = frozenset(("cuda", "gpu", "cpu"))
+
+
+def distributed_design(imports: Iterable[str]) -> Optional[str]:
+    """The import that makes a file distributed GPU code: collectives over NCCL need CUDA tensors,
+    and Megatron-style model parallelism places everything on the rank's GPU by design."""
+    return next((name for name in imports if name.startswith(_DISTRIBUTED)), None)
+
+
+_DISTRIBUTED = ("torch.distributed", "megatron", "apex.transformer")
+
+
+def offloaded(subject: cst.BaseExpression, info_methods: Iterable[cst.FunctionDef]) -> bool:
+    """`self.unet.cuda()` where the class also moves `self.unet` back with `.cpu()` (or
+    `.to("cpu")`): a deliberate GPU offload, not a constant pinned to the GPU."""
+    wanted = _code(subject)
+    for method in info_methods:
+        for call in nodes_of(method.body, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and _code(func.value) == wanted and _to_cpu(call, func):
+                return True
+    return False
+
+
+def _to_cpu(call: cst.Call, func: cst.Attribute) -> bool:
+    if func.attr.value == "cpu":
+        return True
+    first = call.args[0].value if func.attr.value == "to" and call.args else None
+    return isinstance(first, cst.SimpleString) and first.evaluated_value == "cpu"
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 

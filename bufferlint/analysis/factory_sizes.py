@@ -12,6 +12,8 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from bufferlint.analysis.walk import nodes_of
+
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
 # Factories whose positional arguments (or one sequence argument, or `size=`) are the shape.
@@ -56,29 +58,69 @@ _POINTWISE = frozenset(
 _FULL_REDUCTIONS = frozenset("sum mean prod max min norm std var amax amin all any median".split())
 
 
-def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify) -> bool:
+def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[str] = frozenset()) -> bool:
     """`torch.zeros(())`, `torch.empty([])`, `torch.tensor(0.)`, and what keeps or makes a tensor
-    0-dim: `torch.sqrt(torch.tensor(2.))`, `x.sum()`, `2 * torch.tensor(1.)`."""
+    0-dim: `torch.sqrt(torch.tensor(2.))`, `x.sum()`, `2 * torch.tensor(1.)`. `scalars`: names
+    known to hold Python numbers (`scalar_names`), so `torch.tensor(rate)` counts too."""
     if isinstance(expr, cst.BinaryOperation):
         sides = (expr.left, expr.right)
-        return any(is_zero_dim(s, qualify) for s in sides) and all(is_zero_dim(s, qualify) or _is_scalar(s) for s in sides)
+        return any(is_zero_dim(s, qualify, scalars) for s in sides) and all(
+            is_zero_dim(s, qualify, scalars) or _is_scalar(s) or _is_scalar_name(s, scalars) for s in sides
+        )
     if isinstance(expr, cst.UnaryOperation):
-        return is_zero_dim(expr.expression, qualify)
+        return is_zero_dim(expr.expression, qualify, scalars)
     if not isinstance(expr, cst.Call):
         return False
     qualified = qualify(expr.func) or ""
     short = qualified[len("torch.") :] if qualified.startswith("torch.") else ""
-    if _reduces_everything(expr, short) or (short in _POINTWISE and _first_is_zero_dim(expr, qualify)):
+    if _reduces_everything(expr, short) or (short in _POINTWISE and _first_is_zero_dim(expr, qualify, scalars)):
         return True
     if not short and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _POINTWISE | _SAME_SIZE_METHODS:
-        return is_zero_dim(expr.func.value, qualify)
+        return is_zero_dim(expr.func.value, qualify, scalars)
     if short in _SHAPE_FACTORIES:
         shape = _shape_args(expr, short)
         return shape is not None and len(shape) == 0
     if short in _DATA_FACTORIES:
         data = _positional(expr, 0)
-        return data is not None and _is_scalar(data)
+        return data is not None and (_is_scalar(data) or _is_scalar_name(data, scalars))
     return False
+
+
+def scalar_names(func: cst.FunctionDef) -> frozenset[str]:
+    """The parameters annotated `float`/`int`/`bool` and the locals every assignment of which
+    is a number (`n = K.shape[-1]`, `k = len(xs)`, `m = int(...)`, `v = t.item()`)."""
+    params = func.params
+    found = {
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        if p.annotation is not None and isinstance(p.annotation.annotation, cst.Name)
+        and p.annotation.annotation.value in ("float", "int", "bool")
+    }
+    verdicts: dict[str, bool] = {}
+    for assign in nodes_of(func.body, cst.Assign):
+        for target in assign.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                verdicts[name] = verdicts.get(name, True) and _number_expression(assign.value)
+    return frozenset(found | {name for name, ok in verdicts.items() if ok and name not in found})
+
+
+def _number_expression(expr: cst.BaseExpression) -> bool:
+    if _is_scalar(expr):
+        return True
+    if isinstance(expr, cst.Subscript):  # `K.shape[-1]`, `x.size()[0]`
+        inner = expr.value
+        return isinstance(inner, cst.Attribute) and inner.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name):
+            return func.value in ("len", "round") or func.value in _NUMBER_FUNCTIONS
+        if isinstance(func, cst.Attribute):
+            return func.attr.value == "item" or (func.attr.value == "size" and len(expr.args) == 1)
+    return False
+
+
+def _is_scalar_name(expr: cst.BaseExpression, scalars: frozenset[str]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value in scalars
 
 
 def _reduces_everything(call: cst.Call, short: str) -> bool:
@@ -93,9 +135,9 @@ def _reduces_everything(call: cst.Call, short: str) -> bool:
     return not short and isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not positional
 
 
-def _first_is_zero_dim(call: cst.Call, qualify: Qualify) -> bool:
+def _first_is_zero_dim(call: cst.Call, qualify: Qualify, scalars: frozenset[str]) -> bool:
     first = _positional(call, 0)
-    return first is not None and is_zero_dim(first, qualify)
+    return first is not None and is_zero_dim(first, qualify, scalars)
 
 
 def _positional(call: cst.Call, index: int) -> Optional[cst.BaseExpression]:

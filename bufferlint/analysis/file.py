@@ -17,7 +17,7 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
-from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts
+from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts, is_test_module
 from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts
 from bufferlint.analysis.returns import ReturnTypes, module_functions
@@ -140,6 +140,11 @@ class FileAnalysis:
 
     def qualified(self, info: ClassInfo) -> str:
         return f"{self._module_name}.{info.name}"
+
+    @cached_property
+    def is_test(self) -> bool:
+        """A test module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)."""
+        return is_test_module(self._module_name)
 
     @cached_property
     def _module_name(self) -> str:

@@ -71,7 +71,8 @@ class GradInference:
 
     def _call_reason(self, call: cst.Call, grad_locals: dict[str, str]) -> Optional[str]:
         if self.inference.qualify(call.func) in torch_api.PARAMETER_CLASSES:
-            return "an nn.Parameter"
+            # `nn.Parameter(idx, requires_grad=False)` as a buffer is inert: no grad, moved, saved.
+            return None if is_literal(argument_keyword(call, "requires_grad"), "False") else "an nn.Parameter"
         flag = requires_grad_flag(call)
         if flag is not None:
             return "a tensor after .requires_grad_()" if is_literal(flag, "True") else None

@@ -14,25 +14,28 @@ The obligations (the rules' docs list them too):
 3. nothing binds the name before the registration runs: the statements of `__init__` before it,
    the helpers they call (resolved from the class being built, overrides included), the base
    constructors in this file or others, and the subclasses of this file and others;
-4. it is registered after `super().__init__()`;
+4. it is registered after `super().__init__()`, and no base constructor runs after it;
 5. every value the class assigns to it is a tensor or None;
 6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
    or alias an argument or another attribute, and it is not handed to another module;
 7. its dtype may follow the module: not complex and not bucket boundaries (disproved: no fix),
    not pinned with an explicit dtype (not proved: unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
-   restored).
+   restored);
+9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
-from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines
+from bufferlint.analysis.flow import iter_sites, self_name
+from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.init_order import prior_binding
@@ -71,11 +74,13 @@ def buffer_hazards(
     _class_hazards(info, hazards)
     _name_hazards(info, attr, hazards)
     _assignment_hazards(info, attr, hazards)
+    _constructor_hazards(info, anchor, hazards)
     _order_hazards(info, attr, anchor, context, hazards)
     if defining.value is not None:
         _value_hazards(info, defining, hazards)
         _dtype_hazards(info, defining, context, hazards)
     _sharing_hazards(info, attr, context, hazards)
+    _walk_hazards(info, context, hazards)
     _project_hazards(context, hazards)
     return hazards
 
@@ -143,6 +148,23 @@ def _order_hazards(
                 break
 
 
+def _constructor_hazards(info: ClassInfo, anchor: Optional[cst.BaseSmallStatement], hazards: Hazards) -> None:
+    """Obligation 4, second half: no base constructor runs after the registration. `Module.__init__`
+    resets `_buffers`, and a second base's `__init__` may run it again (a torch Distribution does)."""
+    init = info.init
+    if init is None or info.super_init_index is None:
+        return
+    at = next((site.top_index for site in iter_sites(init) if site.small is anchor), info.super_init_index)
+    later = [index for index in base_constructor_lines(init) if index > at]
+    if later:
+        line = cst.Module([]).code_for_node(_top_statements(init)[later[0]]).strip().splitlines()[0]
+        hazards.unsafe.append(f"a base constructor runs after the registration (`{line}`), and may reset the module's buffers")
+
+
+def _top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
+    return func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+
+
 def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) -> None:
     value = defining.value
     assert value is not None
@@ -151,7 +173,7 @@ def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) 
     derived = _derived_from_module_state(info, defining)
     if derived is not None:
         hazards.blocking.append(f"the value derives from `{derived}`, which .to() would not keep in sync")
-    alias = _alias_of_argument(defining)
+    alias = next((a for a in map(_alias_of_argument, info.assignments_to(defining.attr)) if a is not None), None)
     if alias is not None:
         hazards.unsafe.append(f"the value aliases `{alias}`: after .to() the buffer is a separate copy")
     if _large_constant(value) or _is_mask(defining.attr, value):
@@ -189,6 +211,23 @@ def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards:
     handed = handed_over(info, attr, context.analysis)
     if handed is not None:
         hazards.unsafe.append(f"`{attr}` is handed to `{handed}(...)`, which keeps its own reference and would not follow the buffer")
+
+
+def _walk_hazards(info: ClassInfo, context: ProofContext, hazards: Hazards) -> None:
+    """Obligation 9: nothing in the class or its bases treats all its buffers alike (`for name, b
+    in self.named_buffers(): ...` slicing them by a batch index, copying them): a new buffer would
+    be walked too."""
+    for owner in (info, *info.ancestors()):
+        for name, method in owner.methods.items():
+            me = self_name(method)
+            if me is not None and any(n.attr.value in BUFFER_WALKS and is_name(n.value, me) for n in nodes_of(method.body, cst.Attribute)):
+                hazards.unsafe.append(f"{owner.name}.{name}() walks every buffer of the module, and would walk this one too")
+                return
+    lineage = context.analysis.lineage(info)
+    for base, facts in lineage.ancestors if lineage is not None else ():
+        if facts.walks_buffers is not None:
+            hazards.unsafe.append(f"{base.rpartition('.')[2]}.{facts.walks_buffers}() walks every buffer of the module, and would walk this one too")
+            return
 
 
 def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
@@ -258,6 +297,8 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
 def _alias_of_argument(defining: AttrAssignment) -> Optional[str]:
     """The value is an argument or another tensor attribute itself, not a fresh tensor."""
     value = defining.value
+    if value is None:
+        return None
     params = defining.method.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     if isinstance(value, cst.Name) and value.value in names:

@@ -54,10 +54,12 @@ class InitOrder:
     `lineage`: what the project facts say about the bases of `most_derived` in other files
     (None when the run has no project facts)."""
 
-    def __init__(self, most_derived: ClassInfo, lineage: Optional[Lineage]) -> None:
+    def __init__(self, most_derived: ClassInfo, lineage: Optional[Lineage], stop_at: Optional[ClassInfo] = None) -> None:
         self.most_derived = most_derived
         self.chain = [most_derived, *most_derived.ancestors()]
         self.lineage = lineage
+        # A base whose constructor is not entered: the caller checks it up to the statement of interest.
+        self.stop_at = stop_at
         self._seen: set[int] = set()
 
     def before(self, attr: str, owner: ClassInfo, anchor: Optional[cst.BaseSmallStatement]) -> Prior:
@@ -121,6 +123,8 @@ class InitOrder:
     def _base_init(self, attr: str, owner: ClassInfo, explicit: Optional[str] = None) -> Prior:
         """The constructor that `owner.__init__` hands over to, and everything it runs."""
         for base in self._bases_after(owner, explicit):
+            if base is self.stop_at:
+                return PROVED
             if base.init is not None:
                 return self._whole(attr, base.init)
         return self._other_files(attr)
@@ -186,7 +190,7 @@ def prior_binding(
             return Prior(bound=f"subclass {sub.name} binds `{attr}` in its class body")
         if any(a.kind not in (ValueKind.TENSOR, ValueKind.NONE) and not a.augmented for a in sub.assignments_to(attr)):
             return Prior(bound=f"subclass {sub.name} assigns it a value that is not a tensor")
-        order = InitOrder(sub, lineage_of(sub))
+        order = InitOrder(sub, lineage_of(sub), stop_at=info)
         found = order.before(attr, sub, None) if sub.init is not None else PROVED
         if found == PROVED:
             found = order.before(attr, info, anchor)

@@ -71,9 +71,20 @@ def init_time_methods(info: ClassInfo) -> frozenset[str]:
     return info.init_time
 
 
+def later_methods(info: ClassInfo) -> frozenset[str]:
+    """The methods that run after construction: every method `__init__` does not reach, and
+    the methods they call on self (an `extend_pe` that `__init__` and `forward` both call)."""
+    if info.later is None:
+        info.later = frozenset(_reached(info, [m for m in info.methods if m not in init_time_methods(info)]))
+    return info.later
+
+
 def _init_time_methods(info: ClassInfo) -> set[str]:
+    return _reached(info, ["__init__"])
+
+
+def _reached(info: ClassInfo, pending: list[str]) -> set[str]:
     found: set[str] = set()
-    pending = ["__init__"]
     while pending:
         name = pending.pop()
         func = info.methods.get(name)
@@ -380,11 +391,11 @@ def _shape_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment],
     """Rebuilt after construction from the size of what a method was given (a growing causal
     mask, a rotary table regrown for the sequence length): a cache of the input's shape, not a
     constant of the module."""
-    init_time = init_time_methods(info)
+    later = later_methods(info)
     for assignment in info.assignments_to(attr):
         name = assignment.method.name.value
         # Any kind but None: a table rebuilt by a helper the inference cannot type is still one.
-        if name in init_time or assignment.value is None or assignment.kind is ValueKind.NONE:
+        if name not in later or assignment.value is None or assignment.kind is ValueKind.NONE:
             continue
         if _mentions_self_attr(assignment.value, assignment.scope.self_name, attr):
             continue  # a move of its own tensor (BUF002)
@@ -418,11 +429,29 @@ def _shape_names(func: cst.FunctionDef) -> set[str]:
 
 
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    return own_device(info)
+
+
+def own_device(info: ClassInfo) -> Optional[str]:
     """`self.device = device`: the class places its tensors itself rather than through `.to()`."""
     for owner in (info, *info.ancestors()):
         if any(a.attr == "device" and a.method.name.value in init_time_methods(owner) for a in owner.assignments):
             return f"{owner.name} keeps its own `self.device` and places its tensors there"
     return None
+
+
+def given_device(info: ClassInfo) -> Optional[str]:
+    """`__init__(self, ..., device)` passing `device=device` on to what it builds: the class
+    places its tensors on the device it is given (a constant built elsewhere would not be)."""
+    init = info.init
+    if init is None:
+        return None
+    params = init.params
+    names = {p.name.value for p in (*params.params, *params.kwonly_params)} & {"device"}
+    for arg in nodes_of(init.body, cst.Arg) if names else ():
+        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.Name) and arg.value.value in names:
+            return f"{info.name} builds its tensors on the `device` its __init__() is given"
+    return own_device(info)
 
 
 _TESTS = (

@@ -67,19 +67,21 @@ class ClassFacts:
     moved: tuple[str, ...] = ()  # names its `to`/`_apply`/... overrides move (self attributes, strings)
     moves_all: bool = False  # an override moves every tensor attribute (through dir(), vars(), __dict__)
     holds: tuple[str, ...] = ()  # classes it instantiates into its own attributes (`self.pe = PE(...)`), by name
+    registers_unnamed: bool = False  # registers buffers under names no literal spells out
+    walks_buffers: Optional[str] = None  # the method that iterates its buffers (`self.named_buffers()`)
 
     def to_json(self) -> list[Any]:
         return [
             self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful),
-            self.moved, int(self.moves_all), self.holds,
+            self.moved, int(self.moves_all), self.holds, int(self.registers_unnamed), self.walks_buffers,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "ClassFacts":
-        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds = data
+        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks = data
         return cls(
             tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful),
-            tuple(moved), bool(moves_all), tuple(holds),
+            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks,
         )
 
     def moves(self, attr: str) -> bool:
@@ -122,10 +124,11 @@ def may_hold_facts(source: bytes) -> bool:
 def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     """The facts of one parsed file (`module`: its dotted name)."""
     facts = FileFacts()
+    walks = _buffer_walk_lines(source)
     for node in _top_level_classes(tree.body):
-        facts.classes[f"{module}.{node.name}"] = class_facts(node)
+        facts.classes[f"{module}.{node.name}"] = class_facts(node, walks)
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
-    if not _is_test(module):  # a test may build one tensor on meta or set a device for itself
+    if not is_test_module(module):  # a test may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_line(_META_INIT, source)
         if b"set_default_" in source:
@@ -156,13 +159,16 @@ def _top_level_classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
 
 # -- one class --------------------------------------------------------------------------------------
 class _ClassReader:
-    def __init__(self) -> None:
+    def __init__(self, name_lists: dict[str, tuple[str, ...]]) -> None:
         self.binds: set[str] = set()
         self.registered: set[str] = set()
         self.self_calls: set[str] = set()
         self.holds: set[str] = set()
         self.dynamic = False
         self.stateful = False
+        self.registers_unnamed = False
+        self.name_lists = name_lists  # class attributes that are literal lists of strings
+        self.loop_names: dict[str, tuple[str, ...]] = {}  # loop variables over such lists
 
     def method(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         me = _self_name(func)
@@ -182,6 +188,7 @@ class _ClassReader:
                     self._value(stmt.value, me)  # type: ignore[attr-defined]
             elif kind is ast.For or kind is ast.AsyncFor:
                 self._target(stmt.target, me)  # type: ignore[attr-defined]
+                self._loop(stmt, me)  # type: ignore[arg-type]
             elif kind is ast.With or kind is ast.AsyncWith:
                 for item in stmt.items:  # type: ignore[attr-defined]
                     if item.optional_vars is not None:
@@ -211,6 +218,15 @@ class _ClassReader:
         elif kind is ast.Starred:
             self._held(value.value, depth)  # type: ignore[attr-defined]
 
+    def _loop(self, loop: ast.For | ast.AsyncFor, me: str) -> None:
+        """`for key in self._buffer_names:` over a literal list: the names a registration in the
+        loop may take (statements come in source order, so the loop precedes its body)."""
+        if type(loop.target) is not ast.Name:
+            return
+        names = _literal_names(loop.iter, me, self.name_lists)
+        if names is not None:
+            self.loop_names[loop.target.id] = names  # type: ignore[attr-defined]
+
     def _target(self, target: ast.expr, me: str) -> None:
         kind = type(target)
         if kind is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
@@ -233,8 +249,12 @@ class _ClassReader:
             if name in ("register_buffer", "register_parameter", "add_module", "register_module"):
                 self.stateful = True
                 literal = _literal(args[0]) if args else None
-                if literal is None:
+                looped = self.loop_names.get(args[0].id) if args and type(args[0]) is ast.Name else None  # type: ignore[attr-defined]
+                if looped is not None and name.startswith("register_"):
+                    self.registered.update(looped)
+                elif literal is None:
                     self.dynamic = True
+                    self.registers_unnamed = self.registers_unnamed or name == "register_buffer"
                 elif name.startswith("register_"):
                     self.registered.add(literal)
                 else:
@@ -254,14 +274,40 @@ class _ClassReader:
             self.dynamic = True
 
 
-def _is_test(module: str) -> bool:
+def is_test_module(module: str) -> bool:
     parts = module.split(".")
     last = parts[-1]
     return any(p in ("test", "tests", "testing") for p in parts) or last.startswith("test_") or last.endswith("_test") or last == "conftest"
 
 
-def class_facts(node: ast.ClassDef) -> ClassFacts:
-    reader = _ClassReader()
+def _literal_names(node: ast.expr, me: str, name_lists: dict[str, tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+    """The strings of a literal list or tuple, written out or held by a class attribute
+    (`self._names`, `_names`)."""
+    if type(node) is ast.List or type(node) is ast.Tuple:
+        names = [_literal(e) for e in node.elts]  # type: ignore[attr-defined]
+        return tuple(n for n in names if n is not None) if all(n is not None for n in names) else None
+    if type(node) is ast.Attribute and _is_name(node.value, me):  # type: ignore[attr-defined]
+        return name_lists.get(node.attr)  # type: ignore[attr-defined]
+    if type(node) is ast.Name:
+        return name_lists.get(node.id)  # type: ignore[attr-defined]
+    return None
+
+
+def _class_name_lists(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+    for stmt in node.body:
+        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:  # type: ignore[attr-defined]
+            names = _literal_names(stmt.value, "", {})  # type: ignore[attr-defined]
+            if names is not None:
+                found[stmt.targets[0].id] = names  # type: ignore[attr-defined]
+    return found
+
+
+def class_facts(node: ast.ClassDef, buffer_walks: Optional[dict[int, str]] = None) -> ClassFacts:
+    """`buffer_walks`: the lines of the file that read `<name>.named_buffers(`, `.buffers(` or
+    `._buffers`, and the name (all of them are looked for when not given)."""
+    reader = _ClassReader(_class_name_lists(node))
+    walks = _walks_buffers(node, buffer_walks)
     body: set[str] = set()
     moved: set[str] = set()
     moves_all = False
@@ -285,8 +331,42 @@ def class_facts(node: ast.ClassDef) -> ClassFacts:
     return ClassFacts(
         tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
         tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful, tuple(sorted(moved)), moves_all,
-        tuple(sorted(reader.holds)),
+        tuple(sorted(reader.holds)), reader.registers_unnamed, walks,
     )
+
+
+BUFFER_WALKS = frozenset(("named_buffers", "buffers", "_buffers"))
+
+
+_BUFFER_WALK = re.compile(rb"\b(\w+)\s*\.\s*(?:named_buffers|buffers)\s*\(|\b(\w+)\s*\.\s*_buffers\b")
+
+
+def _buffer_walk_lines(source: bytes) -> dict[int, str]:
+    if b"buffers" not in source:  # `in` on bytes is a fast scan; the pattern is not
+        return {}
+    return {
+        source.count(b"\n", 0, match.start()) + 1: (match.group(1) or match.group(2)).decode()
+        for match in _BUFFER_WALK.finditer(source)
+    }
+
+
+def _walks_buffers(node: ast.ClassDef, lines: Optional[dict[int, str]]) -> Optional[str]:
+    """The first method that reads its own buffers wholesale (`self.named_buffers()`,
+    `self._buffers`): it would treat a new buffer like the others (slice it, copy it)."""
+    for stmt in node.body:
+        if type(stmt) is ast.FunctionDef or type(stmt) is ast.AsyncFunctionDef:
+            me = _self_name(stmt)  # type: ignore[arg-type]
+            if me is None:
+                continue
+            if lines is not None:
+                end = stmt.end_lineno or stmt.lineno
+                if any(stmt.lineno <= line <= end and name == me for line, name in lines.items()):
+                    return stmt.name  # type: ignore[attr-defined]
+                continue
+            for inner in ast.walk(stmt):
+                if type(inner) is ast.Attribute and inner.attr in BUFFER_WALKS and _is_name(inner.value, me):  # type: ignore[attr-defined]
+                    return stmt.name  # type: ignore[attr-defined]
+    return None
 
 
 def _what_it_moves(func: ast.FunctionDef) -> tuple[set[str], bool]:

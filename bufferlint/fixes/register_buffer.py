@@ -10,6 +10,7 @@ import libcst as cst
 from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.hazards import Hazards, ProofContext, buffer_hazards
+from bufferlint.analysis.paths import always_runs
 from bufferlint.model import Applicability, Edit, Fix, Insert, Replace
 
 
@@ -31,11 +32,12 @@ def as_register_statement(assignment: AttrAssignment, value: cst.BaseExpression,
 
 def registration_edit(info: ClassInfo, attr: str, defining: AttrAssignment) -> Optional[Edit]:
     """Where `attr` becomes a buffer: at a `None` first assignment, at the defining assignment in
-    `__init__`, or as a `None` registration right after `super().__init__()`."""
+    `__init__` when it runs on every path, or as a `None` registration right after
+    `super().__init__()` (which the assignments in every branch then fill)."""
     in_init = [a for a in info.assignments_to(attr) if a.in_init and not a.augmented]
-    if in_init and in_init[0].kind is ValueKind.NONE:
+    if in_init and in_init[0].kind is ValueKind.NONE and always_runs(in_init[0].site.top, in_init[0].site.line):
         return Replace(in_init[0].statement, as_register_statement(in_init[0], _none()))
-    if defining.in_init:
+    if defining.in_init and always_runs(defining.site.top, defining.site.line):
         assert defining.value is not None
         return Replace(defining.statement, as_register_statement(defining, defining.value))
     if info.init is not None and info.super_init_line is not None:

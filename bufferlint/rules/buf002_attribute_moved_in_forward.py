@@ -171,7 +171,6 @@ def _fix_parts(
 ) -> tuple[Optional[list[Edit]], Optional[Applicability], str]:
     """The edits every finding of `attr` shares (registration plus every move dropped), so one
     round lands them all: once the attribute is a buffer, the moves are no longer flagged."""
-    info = attributes.info
     defining = attributes.defining.get(attr)
     if defining is None:
         return None, None, f"`{attr}` is not known to hold a tensor where it is assigned"

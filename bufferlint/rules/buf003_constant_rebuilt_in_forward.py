@@ -7,11 +7,13 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
@@ -80,10 +82,13 @@ class ConstantRebuiltInForward(Rule):
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
     `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`), and `torch.tensor([...], device=x.device)`
-    (Python data is copied from the host); a factory that computes its tensor on the device
+    (Python data written out as a list or tuple, or made one with `list(...)`, is copied from the host); a factory that computes its tensor on the device
     (`torch.arange(n, device=x.device)`, `torch.zeros(..., device=...)`) is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
-    (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing.
+    (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing. Nor is code that runs
+    only when a cache the method keeps on `self` is missing or stale (after
+    `if self.cache is not None and n <= len(self.cache): return`, or under `if self.cache is None:`):
+    it builds a lazily grown cache, not a constant per call.
 
     ## Fix safety
     Always unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer (named
@@ -97,9 +102,12 @@ class ConstantRebuiltInForward(Rule):
     2. It reads no local variable of the method.
     3. Its dtype is not set on purpose (`dtype=torch.float32`, `.double()`): a buffer is cast by
        `.half()` and `.to(torch.bfloat16)`.
-    4. The project does not build its modules on the meta device (a non-persistent buffer is never
+    4. The class does not place its tensors itself (`self.device = device` set while
+       constructing, or `device=device` passed on from its `__init__`): the hoisted constant
+       would be built on the CPU, not on that device.
+    5. The project does not build its modules on the meta device (a non-persistent buffer is never
        restored by `load_state_dict()`).
-    5. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
+    6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
     """
 
@@ -142,6 +150,8 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)
+                if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
+                    break  # runs when a cache the method keeps is missing or stale, not per call
                 if value is not None:
                     covered |= subtree_ids(call)
                     yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site))
@@ -162,12 +172,23 @@ def _constant_on_input_device(
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if qualified not in _HOST_DATA_FACTORIES or device is None or facts.device_target(device, site.state, method) is not Target.INPUT:
         return None
+    if not _literal_collection(call):
+        return None  # `torch.tensor(self.rate, device=...)`: most likely one number, nothing to save
     value = without_keyword(call, "device")
     return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
 
 
 # Factories that turn Python data into a tensor: given `device=`, they still copy it from the host.
 _HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
+
+
+def _literal_collection(call: cst.Call) -> bool:
+    """The data is a sequence by construction: written out as a list, tuple or comprehension
+    (`torch.tensor([0.3, 0.6], ...)`), or made one (`list(self.tokens.values())`)."""
+    data = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "data"), None)
+    if isinstance(data, cst.Call) and isinstance(data.func, cst.Name):
+        return data.func.value in ("list", "tuple", "sorted")
+    return isinstance(data, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))
 
 
 def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
@@ -197,6 +218,9 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
         return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
+    placed = given_device(info)
+    if placed is not None:
+        return f"{placed}, and a hoisted constant would be built on the CPU"
     pin = dtype_pin(found.value, analysis.inference.qualify)
     if pin is not None:
         return f"its dtype is set on purpose (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16)"

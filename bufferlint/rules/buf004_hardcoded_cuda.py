@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.cuda_intent import cuda_on_purpose
+from bufferlint.analysis.cuda_intent import cuda_on_purpose, distributed_design, offloaded
 from bufferlint.analysis.torch_api import is_stateless_layer
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.file import FileAnalysis
@@ -93,7 +93,10 @@ class HardcodedCuda(Rule):
        never one that is indexed like a list (`clips[0]`), iterated or measured with `len()`.
     2. An object pinned in `__init__` is not used later in `__init__`, where it runs on the GPU
        before anyone can move the module.
-    3. The pin is in `__init__` or on the forward path (elsewhere the device to use is unknown).
+    3. What is pinned in `__init__` becomes module state that `.to()` places: a parameter, a
+       buffer or a submodule (not a plain tensor attribute, whose BUF001 fix must come first; not
+       a local; not a bare `x.cuda()` statement, which is to be deleted rather than rewritten).
+    4. The pin is in `__init__` or on the forward path (elsewhere the device to use is unknown).
 
     ## Not reported
     CUDA asked for on purpose: pins under a test that decides about CUDA
@@ -102,8 +105,13 @@ class HardcodedCuda(Rule):
     layer that holds no tensors (`nn.Softmax(dim=1).cuda()`, a loss given no `weight`); the
     fallback of a device parameter (`if device is None: device = torch.device("cuda")`);
     `.cuda(t.device)` and `.cuda(device)` with `device` read off a tensor or the module's own
-    parameters; the bodies of `cuda`/`to`/`_apply` overrides; device variables; and `.cuda()` on the
-    inputs themselves.
+    parameters; the bodies of `cuda`/`to`/`_apply` overrides; device variables; `.cuda()` on the
+    inputs themselves; a method moving the whole module (`self.cuda()`); a GPU offload of module
+    state (the class moves the same submodule back with `.cpu()`); code under a comparison with a device kind
+    (`kind == "cuda"`, `accelerator.upper() == "GPU"`); test modules (a GPU test is one by design);
+    and files of distributed GPU code, which import `torch.distributed`, Megatron or
+    `apex.transformer` (NCCL collectives need CUDA tensors, model parallelism places everything
+    on the rank's GPU).
     """
 
     code = "BUF004"
@@ -114,6 +122,8 @@ class HardcodedCuda(Rule):
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         if not analysis.may_spell("cuda"):
             return  # no method can mention it (see `_method`): no walk at all
+        if analysis.is_test or distributed_design(analysis.imports.aliases.values()) is not None:
+            return  # a GPU test, or distributed GPU code: CUDA is the design there
         for info in analysis.module_classes:
             if not analysis.class_may_spell(info, "cuda"):
                 continue  # nor can any of its methods
@@ -131,14 +141,88 @@ class HardcodedCuda(Rule):
         for site in method.sites:
             for pin in pins(facts, site.site.small, site.state, method):
                 parents = parents or Parents(func)
-                if cuda_on_purpose(pin.call, parents, func, facts.inference.qualify) or (role is not Role.INIT and _moves_input(facts, pin, site.state, method)):
+                if cuda_on_purpose(pin.call, parents, func, facts.inference.qualify) or _placed_on_purpose(info, role, method, pin):
                     continue
-                used = _used_while_constructing(method, site.site, pin) if role is Role.INIT else None
-                fix = None if used is not None else _fix(facts, info, role, method, pin)
+                if role is not Role.INIT and _moves_input(facts, pin, site.state, method):
+                    continue
+                kept = _fix_obstacle(analysis, info, role, method, site.site, pin)
+                fix = None if kept is not None else _fix(facts, info, role, method, pin)
                 message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
                 if fix is None:
-                    message += "; no fix: " + (used or _no_fix_reason(role))
+                    message += "; no fix: " + (kept or _no_fix_reason(role))
                 yield self.finding(analysis, pin.call, message, fix)
+
+
+def _placed_on_purpose(info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> bool:
+    """A method moving the module itself (`self.cuda()` before generating), or a GPU offload
+    (the class moves the same object back with `.cpu()`)."""
+    subject = pin.subject
+    if subject is None:
+        return False
+    if role is not Role.INIT and is_name(subject, method.self_name):
+        return True
+    return _module_state(subject, method) and offloaded(subject, info.methods.values())
+
+
+def _module_state(subject: cst.BaseExpression, method: PathMethod) -> bool:
+    """`self.prior`, `self.unets[i]`, or a local taken from one (`unet = self.unets[i]`): what
+    the module holds, not data it computes (a feature map cached on the CPU goes back to the
+    input's device, not to the first GPU)."""
+    root = _root_name(subject)
+    if root == method.self_name:
+        return True
+    for site in method.sites:
+        small = site.site.small
+        if isinstance(small, cst.Assign) and any(is_name(t.target, root or "") for t in small.targets):
+            if _root_name(small.value) == method.self_name:
+                return True
+    return False
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """The name an attribute or item chain starts from (a call computes something new: None)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _fix_obstacle(
+    analysis: FileAnalysis, info: ClassInfo, role: Role, method: PathMethod, pinned: StatementSite, pin: Pin
+) -> Optional[str]:
+    """Why dropping the pin in `__init__` would not leave the tensor placed by `.to()`."""
+    if role is not Role.INIT or pin.kind is PinKind.TORCH_DEVICE:
+        return None
+    small = pinned.small
+    if isinstance(small, cst.Expr) and small.value is pin.call:
+        return "the statement only moves it; delete it if the module's .to() places it"
+    used = _used_while_constructing(method, pinned, pin)
+    if used is not None:
+        return used
+    stored = _stored_in(small, method.self_name)
+    submodule = isinstance(pin.subject, cst.Call) and analysis.resolver.is_module_call(pin.subject)
+    if stored is not None and not submodule and stored not in (info.parameters | info.registered_buffers | info.submodules):
+        return f"`{stored}` is no parameter, buffer or submodule, so the module's .to() would not place it (BUF001)"
+    if stored is None and not _registers(small, method.self_name):
+        return "the tensor is not stored as module state, so the module's .to() would not place it"
+    return None
+
+
+def _stored_in(small: cst.BaseSmallStatement, me: str) -> Optional[str]:
+    """`self.<attr> = ...`: the attribute the statement stores its value in."""
+    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        if len(targets) == 1 and isinstance(targets[0], cst.Attribute) and is_name(targets[0].value, me):
+            return targets[0].attr.value
+    return None
+
+
+def _registers(small: cst.BaseSmallStatement, me: str) -> bool:
+    """`self.register_buffer(...)`, `self.register_parameter(...)`, `self.add_module(...)`."""
+    value = small.value if isinstance(small, cst.Expr) else None
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and is_name(value.func.value, me)
+        and value.func.attr.value in ("register_buffer", "register_parameter", "add_module", "register_module")
+    )
 
 
 def _used_while_constructing(method: PathMethod, pinned: StatementSite, pin: Pin) -> Optional[str]:

@@ -6,6 +6,7 @@ from typing import Iterator
 
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import forward_facts
+from bufferlint.analysis.paths import always_runs
 from bufferlint.model import Finding
 from bufferlint.rules.base import Rule
 
@@ -41,6 +42,9 @@ class RegisterBufferOutsideInit(Rule):
             return x + self.pos
     ```
 
+    Not reported: a registration behind a test (`if not hasattr(self, "pos"):`, a cache found
+    missing or too short), which runs once or when the cache is rebuilt, not on every call.
+
     ## Fix safety
     No fix: where the registration belongs and what it should hold needs a person.
     """
@@ -57,8 +61,8 @@ class RegisterBufferOutsideInit(Rule):
                 continue
             per_call = {id(method.func) for method in forward_facts(analysis, info).methods}
             for registration in info.register_buffer_calls:
-                if id(registration.method) not in per_call:
-                    continue
+                if id(registration.method) not in per_call or not always_runs(registration.site.top, registration.site.line):
+                    continue  # not on the path, or behind a test (`if not hasattr(self, "pos")`, a stale cache)
                 method = registration.method.name.value
                 buffer = f"`{registration.name}`" if registration.name else "a buffer"
                 where = "forward()" if method == "forward" else f"{method}() (reached from forward())"

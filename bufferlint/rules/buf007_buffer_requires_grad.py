@@ -34,6 +34,9 @@ class BufferRequiresGrad(Rule):
     To train it, make it a parameter: `self.scale = nn.Parameter(torch.ones(n))`. If it is a
     constant, register a tensor without grad: drop `requires_grad=True`, or pass `t.detach()`.
 
+    Not reported: `nn.Parameter(t, requires_grad=False)`, which as a buffer collects no grad and
+    is moved and saved like any tensor.
+
     ## Fix safety
     No fix: only the author knows whether the tensor was meant to be trained.
     """
