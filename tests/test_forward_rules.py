@@ -233,10 +233,13 @@ class Probe(nn.Module):
 
 @pytest.mark.parametrize(
     "filename,expected",
-    [("model.py", [(8, "BUF004")]), ("tests/test_model.py", []), ("pkg/model_test.py", []), ("conftest.py", [])],
+    [
+        ("model.py", [(8, "BUF004")]), ("tests/test_model.py", []), ("pkg/model_test.py", []), ("conftest.py", []),
+        ("benchmarks/bench_model.py", []), ("pkg/benchmark_model.py", []),
+    ],
 )
-def test_buf004_is_silent_in_test_modules(filename: str, expected: list[tuple[int, str]]) -> None:
-    """A test that builds its model on the GPU is a GPU test by design."""
+def test_buf004_is_silent_in_test_and_benchmark_modules(filename: str, expected: list[tuple[int, str]]) -> None:
+    """A test or benchmark that builds its model on the GPU is a GPU test by design."""
     source = """import torch
 from torch import nn
 

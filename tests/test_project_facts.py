@@ -126,6 +126,11 @@ FROZEN = MODEL_HEAD + (
 )
 
 
+# A helper that sets requires_grad to what it is given: it unfreezes only where a call gives it
+# something other than False.
+FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():\n        p.requires_grad = flag\n"
+
+
 @pytest.mark.parametrize(
     ("script", "expected"),
     [
@@ -134,8 +139,11 @@ FROZEN = MODEL_HEAD + (
         ("def train(model):\n    for name, param in model.named_parameters():\n        param.requires_grad = 'gate' in name\n", []),
         ("def train(model):\n    model.requires_grad_(True)\n", []),  # every parameter of some module
         ("def probe(x):\n    x = x.detach().requires_grad_(True)\n    return x\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model, flag=False)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model)\n", []),  # the default turns it on
+        (FLAG_HELPER + "\n\ndef train(model, on):\n    set_grad(model, on)\n", []),  # a flag not known to be False
     ],
-    ids=["freezes-only", "by-name", "by-name-filter", "whole-module", "input-tensor"],
+    ids=["freezes-only", "by-name", "by-name-filter", "whole-module", "input-tensor", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown"],
 )
 def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
     script: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -5,8 +5,9 @@
   test (`if not torch.cuda.is_available(): return`);
 - a device handed to a `torch.cuda.*` query (`torch.cuda.get_device_properties(torch.device("cuda"))`):
   the query needs a GPU by definition and places nothing;
-- the fallback of a device parameter (`if device is None: device = torch.device("cuda")`): the
-  caller chooses, and a backend may require the GPU;
+- the fallback of a device parameter or attribute (`if device is None: device = torch.device("cuda")`,
+  `if self._device is None: self._device = torch.device("cuda")`): the caller chooses, and a
+  backend may require the GPU;
 - the body of a method that is itself a device move (`def cuda(self): self.model.cuda()`);
 - a GPU offload of module state: the class moves the same submodule back with `.cpu()`;
 - distributed GPU code: a file that imports `torch.distributed`, Megatron or `apex.transformer`
@@ -59,7 +60,9 @@ def cuda_on_purpose(node: cst.CSTNode, parents: ParentMap, func: cst.FunctionDef
             return True
         if isinstance(parent, cst.Call) and current is not parent.func and (qualify(parent.func) or "").startswith("torch.cuda."):
             return True
-        if isinstance(parent, cst.Assign) and current is parent.value and _parameter_fallback(parent, func, qualify):
+        if isinstance(parent, cst.Assign) and current is parent.value and (
+            _parameter_fallback(parent, func, qualify) or (_is_device_value(parent.value, qualify) and _lazy_device_attribute(parent, parents))
+        ):
             return True
         if isinstance(parent, cst.IndentedBlock) and _after_cuda_exit(parent, current):
             return True
@@ -70,15 +73,31 @@ def cuda_on_purpose(node: cst.CSTNode, parents: ParentMap, func: cst.FunctionDef
 def _parameter_fallback(assign: cst.Assign, func: cst.FunctionDef, qualify: Qualify) -> bool:
     """`device = torch.device("cuda")` where `device` is a parameter: a default the caller overrides.
     Only a device value counts; a tensor built on the GPU is still a pin."""
-    value = assign.value
-    is_device = isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
-        isinstance(value, cst.Call) and qualify(value.func) == "torch.device"
-    )
-    if not is_device:
+    if not _is_device_value(assign.value, qualify):
         return False
     params = func.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     return all(isinstance(t.target, cst.Name) and t.target.value in names for t in assign.targets)
+
+
+def _is_device_value(value: cst.BaseExpression, qualify: Qualify) -> bool:
+    return isinstance(value, (cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(value, cst.Call) and qualify(value.func) == "torch.device"
+    )
+
+
+def _lazy_device_attribute(assign: cst.Assign, parents: ParentMap) -> bool:
+    """`if self._device is None: self._device = torch.device("cuda", ...)`: the default of a
+    device the caller may set; the test reads the attribute the statement assigns."""
+    targets = [t.target for t in assign.targets]
+    if len(targets) != 1 or not isinstance(targets[0], cst.Attribute) or "device" not in targets[0].attr.value:
+        return False
+    current: Optional[cst.CSTNode] = parents.get(assign)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        if isinstance(current, cst.If) and any(n.deep_equals(targets[0]) for n in nodes_of(current.test, cst.Attribute)):
+            return True
+        current = parents.get(current)
+    return False
 
 
 def _after_cuda_exit(block: cst.IndentedBlock, current: cst.CSTNode) -> bool:

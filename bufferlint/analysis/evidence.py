@@ -7,8 +7,8 @@ forward path first, then every other method of the class and of its subclasses i
 
 - `moved`: it is moved to another device on the forward path (`self.t.to(x.device)`);
 - `meets`: it (or a local computed from it) is an operand of an op together with an input or the
-  module's own state: arithmetic, a comparison, a torch function, a tensor method, a submodule
-  call, or a call that receives both;
+  module's own state: arithmetic (`attn += self.mask` too), a comparison, a torch function, a
+  tensor method, a submodule call, or a call that receives both;
 - `returned`: the forward path, or a public method, returns it (its caller combines it with
   tensors on the module's device);
 - `indexed`: it is indexed with an index that lives on the input's device (CUDA refuses a CUDA
@@ -87,6 +87,8 @@ class EvidenceFinder:
             small = site.site.small
             for node in site.operations:
                 self._add(reader.meets(node), "meets", method, node)
+            if isinstance(small, cst.AugAssign):
+                self._add(reader.augments(small), "meets", method, small)
             for subscript in nodes_of(small, cst.Subscript):
                 self._add(reader.indexed(subscript), "indexed", method, subscript)
             if handed_out and isinstance(small, cst.Return) and small.value is not None:
@@ -234,6 +236,13 @@ class _Reader:
         placed = [c for op, c in zip(operands, carried) if facts.derived(op, state, method)]
         # `(x + self.a) + self.b`: `b` meets a placed operand that does not carry `b` itself
         return frozenset(attr for attr in attrs if any(attr not in c for c in placed))
+
+    def augments(self, small: cst.AugAssign) -> frozenset[str]:
+        """`attn += self.mask`: the attribute meets a placed tensor in place."""
+        attrs = self.carried(small.value)
+        if attrs and self.facts.derived(small.target, self.state, self.method):
+            return attrs
+        return frozenset()
 
     def _passed_along(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
         """The arguments of a submodule call, or of a call to code the analysis does not read

@@ -87,13 +87,14 @@ def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[s
 
 
 def scalar_names(func: cst.FunctionDef) -> frozenset[str]:
-    """The parameters annotated `float`/`int`/`bool` and the locals every assignment of which
-    is a number (`n = K.shape[-1]`, `k = len(xs)`, `m = int(...)`, `v = t.item()`)."""
+    """The parameters annotated `float`/`int`/`bool` or defaulting to a number (`rate=0.1`), and
+    the locals every assignment of which is a number (`n = K.shape[-1]`, `k = len(xs)`,
+    `m = int(...)`, `v = t.item()`)."""
     params = func.params
     found = {
         p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-        if p.annotation is not None and isinstance(p.annotation.annotation, cst.Name)
-        and p.annotation.annotation.value in ("float", "int", "bool")
+        if (p.annotation is not None and isinstance(p.annotation.annotation, cst.Name) and p.annotation.annotation.value in ("float", "int", "bool"))
+        or (p.default is not None and _is_scalar(p.default))
     }
     verdicts: dict[str, bool] = {}
     for assign in nodes_of(func.body, cst.Assign):

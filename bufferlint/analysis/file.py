@@ -143,7 +143,8 @@ class FileAnalysis:
 
     @cached_property
     def is_test(self) -> bool:
-        """A test module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`)."""
+        """A test or benchmark module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`,
+        `benchmarks/`, `benchmark_*.py`)."""
         return is_test_module(self._module_name)
 
     @cached_property

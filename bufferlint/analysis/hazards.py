@@ -22,7 +22,8 @@ The obligations (the rules' docs list them too):
    not pinned with an explicit dtype (not proved: unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
    restored);
-9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`).
+9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`)
+   or overrides what lists them (`named_buffers()`, `state_dict()`, `_load_from_state_dict()`...).
 """
 
 from __future__ import annotations
@@ -214,20 +215,41 @@ def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards:
 
 
 def _walk_hazards(info: ClassInfo, context: ProofContext, hazards: Hazards) -> None:
-    """Obligation 9: nothing in the class or its bases treats all its buffers alike (`for name, b
-    in self.named_buffers(): ...` slicing them by a batch index, copying them): a new buffer would
-    be walked too."""
+    """Obligation 9 (see `own_bookkeeping`)."""
+    found = own_bookkeeping(info, context.analysis)
+    if found is not None:
+        hazards.unsafe.append(found)
+
+
+# nn.Module methods that list or save parameters and buffers: a class overriding one decides
+# itself what they contain.
+_BOOKKEEPING = frozenset((
+    "named_buffers", "buffers", "named_parameters", "parameters", "state_dict", "load_state_dict",
+    "_save_to_state_dict", "_load_from_state_dict",
+))
+
+
+def own_bookkeeping(info: ClassInfo, analysis: FileAnalysis) -> Optional[str]:
+    """What in the class or its bases treats its buffers and parameters in its own way: an
+    override of `named_buffers()`/`state_dict()`/..., or a method that walks every buffer
+    (`for name, b in self.named_buffers(): ...` slicing them by a batch index). A new buffer, or
+    a parameter turned buffer, would be listed or walked differently than before."""
     for owner in (info, *info.ancestors()):
+        overridden = sorted(_BOOKKEEPING & set(owner.methods))
+        if overridden:
+            return f"{owner.name} defines its own {overridden[0]}(), which decides what it lists"
         for name, method in owner.methods.items():
             me = self_name(method)
             if me is not None and any(n.attr.value in BUFFER_WALKS and is_name(n.value, me) for n in nodes_of(method.body, cst.Attribute)):
-                hazards.unsafe.append(f"{owner.name}.{name}() walks every buffer of the module, and would walk this one too")
-                return
-    lineage = context.analysis.lineage(info)
+                return f"{owner.name}.{name}() walks every buffer of the module, and would walk this one too"
+    lineage = analysis.lineage(info)
     for base, facts in lineage.ancestors if lineage is not None else ():
+        overridden = sorted(_BOOKKEEPING & set(facts.body))
+        if overridden:
+            return f"base class {base.rpartition('.')[2]} defines its own {overridden[0]}(), which decides what it lists"
         if facts.walks_buffers is not None:
-            hazards.unsafe.append(f"{base.rpartition('.')[2]}.{facts.walks_buffers}() walks every buffer of the module, and would walk this one too")
-            return
+            return f"{base.rpartition('.')[2]}.{facts.walks_buffers}() walks every buffer of the module, and would walk this one too"
+    return None
 
 
 def _project_hazards(context: ProofContext, hazards: Hazards) -> None:

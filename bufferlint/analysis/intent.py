@@ -433,11 +433,16 @@ def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], 
 
 
 def own_device(info: ClassInfo) -> Optional[str]:
-    """`self.device = device`: the class places its tensors itself rather than through `.to()`."""
+    """`self.device = device` (or `self._device`): the class places its tensors itself rather
+    than through `.to()`."""
     for owner in (info, *info.ancestors()):
-        if any(a.attr == "device" and a.method.name.value in init_time_methods(owner) for a in owner.assignments):
-            return f"{owner.name} keeps its own `self.device` and places its tensors there"
+        for a in owner.assignments:
+            if a.attr in _DEVICE_ATTRS and a.method.name.value in init_time_methods(owner):
+                return f"{owner.name} keeps its own `self.{a.attr}` and places its tensors there"
     return None
+
+
+_DEVICE_ATTRS = frozenset(("device", "_device"))
 
 
 def given_device(info: ClassInfo) -> Optional[str]:

@@ -128,7 +128,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     for node in _top_level_classes(tree.body):
         facts.classes[f"{module}.{node.name}"] = class_facts(node, walks)
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
-    if not is_test_module(module):  # a test may build one tensor on meta or set a device for itself
+    if not is_test_module(module):  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_line(_META_INIT, source)
         if b"set_default_" in source:
@@ -275,9 +275,13 @@ class _ClassReader:
 
 
 def is_test_module(module: str) -> bool:
+    """A test or a benchmark: code that exercises the library on a machine of its choosing."""
     parts = module.split(".")
     last = parts[-1]
-    return any(p in ("test", "tests", "testing") for p in parts) or last.startswith("test_") or last.endswith("_test") or last == "conftest"
+    return (
+        any(p in ("test", "tests", "testing", "benchmark", "benchmarks") for p in parts)
+        or last.startswith(("test_", "benchmark_", "bench_")) or last.endswith(("_test", "_benchmark")) or last == "conftest"
+    )
 
 
 def _literal_names(node: ast.expr, me: str, name_lists: dict[str, tuple[str, ...]]) -> Optional[tuple[str, ...]]:
@@ -472,7 +476,7 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
         if isinstance(receiver, ast.Attribute) and isinstance(node, ast.Assign):
             names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
             continue
-        if not _names_no_parameter(receiver, lambda name: _bound_to_fresh_tensor(name, source)):
+        if not _names_no_parameter(receiver, lambda name: _bound_to_fresh_tensor(name, source)) and not _only_given_false(tree, node):
             anonymous.append(node.lineno)  # type: ignore[attr-defined]
     return tuple(sorted(names)), (min(anonymous) if anonymous else None)
 
@@ -500,6 +504,49 @@ def _turned_on(node: ast.AST) -> Optional[ast.expr]:
         if value is None or not _is_false(value):
             return node.func.value
     return None
+
+
+def _only_given_false(tree: ast.Module, node: ast.AST) -> bool:
+    """`def requires_grad(model, flag=True): ... p.requires_grad = flag`, called only as
+    `requires_grad(ema, False)` in this file: a helper that freezes here, never unfreezes."""
+    value = node.value if isinstance(node, ast.Assign) else None
+    if not isinstance(value, ast.Name):
+        return False
+    func = _enclosing_function(tree, node.lineno)  # type: ignore[attr-defined]
+    if func is None:
+        return False
+    params = [*func.args.posonlyargs, *func.args.args]
+    names = [a.arg for a in params]
+    if value.id not in names:
+        return False
+    index = names.index(value.id)
+    defaults = dict(zip(names[len(names) - len(func.args.defaults):], func.args.defaults))
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _called_name(c.func) == func.name]
+    given = [_argument(call, index - (1 if _is_method_call(call) else 0), value.id) or defaults.get(value.id) for call in calls]
+    return bool(calls) and all(g is not None and _is_false(g) for g in given)
+
+
+def _argument(call: ast.Call, index: int, name: str) -> Optional[ast.expr]:
+    keyword = next((k.value for k in call.keywords if k.arg == name), None)
+    if keyword is not None:
+        return keyword
+    return call.args[index] if 0 <= index < len(call.args) and not isinstance(call.args[index], ast.Starred) else None
+
+
+def _is_method_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute)
+
+
+def _enclosing_function(tree: ast.Module, line: int) -> Optional[ast.FunctionDef]:
+    found: Optional[ast.FunctionDef] = None
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if isinstance(node, ast.FunctionDef):
+                found = node
+            stack.extend(node.body)
+    return found
 
 
 def _is_false(node: ast.expr) -> bool:

@@ -49,13 +49,16 @@ class TensorAttribute(Rule):
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
     shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
-    a base in any file, a `self.device` they keep, a project that sets its default device).
+    a base in any file, a `self.device` or `self._device` they keep, a project that sets its
+    default device), and names that are buffers already, registered out of sight (by a loop over
+    a list of names, by a base class in any file, by a property's setter, under computed names).
 
     ## Fix safety
     `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
     assignment (the first in `__init__`); when `self.x = None` comes first, `None` is registered
     there; a tensor only assigned outside `__init__` gets a `None` registration right after
-    `super().__init__()`. The fix is safe only when the analysis proves every obligation below;
+    `super().__init__()`, and so does an assignment in a branch of `__init__` (every branch then
+    fills the buffer). The fix is safe only when the analysis proves every obligation below;
     one it disproves means no fix, one it cannot prove makes the fix unsafe, and the message
     names it.
     1. The class is no `ScriptModule` and has no `register_buffer` of its own (no fix).
@@ -67,7 +70,9 @@ class TensorAttribute(Rule):
        this file or another, not a tuple assignment or `setattr`; nor a subclass of this file or
        another (bound: no fix; a base outside the linted files, `setattr` with a computed name,
        `f(self)`: unsafe).
-    4. It is registered after `super().__init__()` (no fix).
+    4. It is registered after `super().__init__()` (no fix), and no base constructor runs after
+       the registration (`Module.__init__` resets `_buffers`; a torch `Distribution` base runs it
+       again) (unsafe).
     5. Every value the class assigns to it is a tensor or `None` (no fix).
     6. The value is a fresh tensor: it does not require grad or derive from a parameter or a
        submodule's weights (no fix), does not alias an argument or another attribute, and is not
@@ -78,6 +83,9 @@ class TensorAttribute(Rule):
        linted files (else unsafe).
     8. The project does not build its modules on the meta device and restore them with
        `load_state_dict()` (non-persistent buffers are never restored) (unsafe).
+    9. Nothing in the class or its bases walks every buffer (`self.named_buffers()`,
+       `self._buffers`) or overrides what lists them (`named_buffers()`, `state_dict()`,
+       `_load_from_state_dict()`...): the new buffer would be walked or listed there (unsafe).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 

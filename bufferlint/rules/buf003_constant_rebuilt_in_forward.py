@@ -10,9 +10,9 @@ import libcst as cst
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
-from bufferlint.analysis.factory_sizes import static_numel
+from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
@@ -82,7 +82,8 @@ class ConstantRebuiltInForward(Rule):
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
     `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`), and `torch.tensor([...], device=x.device)`
-    (Python data written out as a list or tuple, or made one with `list(...)`, is copied from the host); a factory that computes its tensor on the device
+    (Python data is copied from the host, unless it is one number: `torch.tensor(self.rate, ...)`
+    with `rate: float` or `rate=0.1` given to `__init__`); a factory that computes its tensor on the device
     (`torch.arange(n, device=x.device)`, `torch.zeros(..., device=...)`) is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing. Nor is code that runs
@@ -172,8 +173,8 @@ def _constant_on_input_device(
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if qualified not in _HOST_DATA_FACTORIES or device is None or facts.device_target(device, site.state, method) is not Target.INPUT:
         return None
-    if not _literal_collection(call):
-        return None  # `torch.tensor(self.rate, device=...)`: most likely one number, nothing to save
+    if _number_data(facts, call, method):
+        return None  # `torch.tensor(self.rate, device=...)`: one number, nothing to save
     value = without_keyword(call, "device")
     return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
 
@@ -182,13 +183,23 @@ def _constant_on_input_device(
 _HOST_DATA_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor"))
 
 
-def _literal_collection(call: cst.Call) -> bool:
-    """The data is a sequence by construction: written out as a list, tuple or comprehension
-    (`torch.tensor([0.3, 0.6], ...)`), or made one (`list(self.tokens.values())`)."""
+def _number_data(facts: ForwardFacts, call: cst.Call, method: PathMethod) -> bool:
+    """The data is one number: a name the method knows to hold one, or an attribute `__init__`
+    sets from one (`self.rate = rate` with `rate: float` or `rate=0.1`)."""
     data = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "data"), None)
-    if isinstance(data, cst.Call) and isinstance(data.func, cst.Name):
-        return data.func.value in ("list", "tuple", "sorted")
-    return isinstance(data, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp))
+    if isinstance(data, cst.Name):
+        return data.value in scalar_names(method.func)
+    if isinstance(data, cst.Attribute) and is_name(data.value, method.self_name):
+        sources = [a for a in facts.info.assignments_to(data.attr.value) if a.value is not None]
+        return bool(sources) and all(
+            is_zero_dim(a.value, facts.inference.qualify) or _is_number(a.value, scalar_names(a.method))  # type: ignore[arg-type]
+            for a in sources
+        )
+    return False
+
+
+def _is_number(value: cst.BaseExpression, scalars: frozenset[str]) -> bool:
+    return isinstance(value, (cst.Integer, cst.Float)) or (isinstance(value, cst.Name) and value.value in scalars)
 
 
 def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:

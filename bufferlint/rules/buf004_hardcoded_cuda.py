@@ -103,12 +103,14 @@ class HardcodedCuda(Rule):
     (`torch.cuda.is_available()`, `x.is_cuda`, a `use_cuda`/`gpu` flag, `device.type == "cpu"`) or
     after an early exit on one; devices handed to `torch.cuda.*` queries; `.cuda()` on a torch.nn
     layer that holds no tensors (`nn.Softmax(dim=1).cuda()`, a loss given no `weight`); the
-    fallback of a device parameter (`if device is None: device = torch.device("cuda")`);
+    fallback of a device parameter or attribute (`if device is None: device = torch.device("cuda")`,
+    `if self._device is None: self._device = ...`);
     `.cuda(t.device)` and `.cuda(device)` with `device` read off a tensor or the module's own
     parameters; the bodies of `cuda`/`to`/`_apply` overrides; device variables; `.cuda()` on the
     inputs themselves; a method moving the whole module (`self.cuda()`); a GPU offload of module
     state (the class moves the same submodule back with `.cpu()`); code under a comparison with a device kind
-    (`kind == "cuda"`, `accelerator.upper() == "GPU"`); test modules (a GPU test is one by design);
+    (`kind == "cuda"`, `accelerator.upper() == "GPU"`); test and benchmark modules (a GPU test is one
+    by design);
     and files of distributed GPU code, which import `torch.distributed`, Megatron or
     `apex.transformer` (NCCL collectives need CUDA tensors, model parallelism places everything
     on the rank's GPU).
@@ -123,7 +125,7 @@ class HardcodedCuda(Rule):
         if not analysis.may_spell("cuda"):
             return  # no method can mention it (see `_method`): no walk at all
         if analysis.is_test or distributed_design(analysis.imports.aliases.values()) is not None:
-            return  # a GPU test, or distributed GPU code: CUDA is the design there
+            return  # a GPU test or benchmark, or distributed GPU code: CUDA is the design there
         for info in analysis.module_classes:
             if not analysis.class_may_spell(info, "cuda"):
                 continue  # nor can any of its methods
@@ -193,6 +195,8 @@ def _fix_obstacle(
     if role is not Role.INIT or pin.kind is PinKind.TORCH_DEVICE:
         return None
     small = pinned.small
+    if pin.subject is not None and is_name(pin.subject, method.self_name):
+        return "the module moves itself while constructing; let the caller place it"
     if isinstance(small, cst.Expr) and small.value is pin.call:
         return "the statement only moves it; delete it if the module's .to() places it"
     used = _used_while_constructing(method, pinned, pin)

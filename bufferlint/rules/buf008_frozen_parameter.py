@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import GradInference
-from bufferlint.analysis.hazards import handed_over
+from bufferlint.analysis.hazards import handed_over, own_bookkeeping
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -54,7 +54,9 @@ class FrozenParameterRule(Rule):
     assignment of a trainable `nn.Parameter` to the same name; and, in any file of the run,
     `<x>.mean.requires_grad = <not False>`, `requires_grad` turned on for a parameter not named
     (`p.requires_grad = True` in a loop, `requires_grad_()` on a module or a parameter),
-    or Lightning's `unfreeze()`.
+    or Lightning's `unfreeze()`. A helper that sets `requires_grad` to a flag it is given
+    (`def set_grad(model, flag=True)`) unfreezes only if a call in its file gives it something
+    other than `False`.
 
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
@@ -70,6 +72,9 @@ class FrozenParameterRule(Rule):
        and that `state_dict` key would disappear).
     4. The wrapped tensor does not require grad (`nn.Parameter` detaches it; a buffer would keep
        its autograd history), and the class has no `register_buffer` of its own.
+    5. Nothing in the class or its bases overrides what lists parameters and buffers
+       (`named_buffers()`, `named_parameters()`, `state_dict()`, `_load_from_state_dict()`...) or
+       walks every buffer: the parameter turned buffer would be listed there twice, or not at all.
     """
 
     code = "BUF008"
@@ -146,7 +151,7 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     handed = handed_over(info, attr, analysis)
     if handed is not None:
         return f"`{attr}` is handed to `{handed}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
-    return None
+    return own_bookkeeping(info, analysis)
 
 
 def _reads(analysis: FileAnalysis, assignment: AttrAssignment) -> Optional[str]:

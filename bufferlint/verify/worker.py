@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import tokenize
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -138,7 +139,12 @@ def run_against(job: dict[str, Any]) -> dict[str, Any]:
             exec_old_source(job["old_source"], import_name, old_label)
         except UsageError:
             return _class_record(name, "unverified", [f"neither version imports: {exc}"])
-        return _class_record(name, "fail", [f"the rewritten file does not import: {exc}"])
+        try:  # the rewritten text, run the way the original just was: the package may be what fails
+            with tokenize.open(file) as text:  # decoded as Python would (coding cookie, BOM)
+                exec_old_source(text.read(), import_name, f"{file} (after the fix)")
+        except UsageError as rewritten:
+            return _class_record(name, "fail", [f"the rewritten file does not import: {rewritten}"])
+        return _class_record(name, "unverified", [f"the package does not import here, though both versions of the file run: {exc}"])
     try:
         old_cls = _old_class(job["old_source"], old_label, module, name)
     except UsageError as exc:
