@@ -92,8 +92,10 @@ def check_module(
     `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name;
     `row_in_text`: the line in `text` of a line of `module`, when pruning left lines out."""
     analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions, settings.project)
+    rules = settings.enabled_rules()
+    analysis.enabled = frozenset(rule.code for rule in rules)  # a rule may leave a case to another that runs
     try:
-        raw = [finding for rule in settings.enabled_rules() for finding in rule().check(analysis)]
+        raw = [finding for rule in rules for finding in rule().check(analysis)]
         if not raw:
             return []
         noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))

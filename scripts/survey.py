@@ -289,23 +289,33 @@ def table(results: list[RepoResult], verdicts: dict[str, dict]) -> str:
 
 def _per_rule(results: list[RepoResult], verdicts: dict[str, dict], codes: list[str]) -> list[str]:
     """Precision and fix verdicts per rule: each rule has its own owner and its own target."""
-    rows = ["| rule | findings | true | false | debatable | precision | safe fixes: correct / broken | unsafe fixes: correct / broken |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| rule | findings | true | false | debatable | unreviewed | precision | safe fixes: correct / broken | "
+            "unsafe fixes: correct / broken | fixes not judged in this tier |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for code in codes:
         found = [(r.name, f) for r in results for f in r.findings if f["code"] == code]
         judged = collections.Counter(verdicts.get(verdict_key(name, f), {}).get("verdict", "unreviewed") for name, f in found)
         fixes: collections.Counter[tuple[str, str]] = collections.Counter()
         for name, finding in found:
-            fix = verdicts.get(verdict_key(name, finding), {}).get("fix")
-            if finding["fix"] is not None and fix:
-                fixes[(finding["fix"]["applicability"], fix["verdict"])] += 1
+            if finding["fix"] is not None:
+                fixes[fix_verdict(finding, verdicts.get(verdict_key(name, finding), {}).get("fix"))] += 1
         decided = judged["true"] + judged["false"]
         precision = f"{100.0 * judged['true'] / decided:.1f}%" if decided else "-"
         rows.append(
-            f"| {code} | {len(found)} | {judged['true']} | {judged['false']} | {judged['debatable']} | {precision} | "
-            f"{fixes[('safe', 'correct')]} / {fixes[('safe', 'broken')]} | {fixes[('unsafe', 'correct')]} / {fixes[('unsafe', 'broken')]} |"
+            f"| {code} | {len(found)} | {judged['true']} | {judged['false']} | {judged['debatable']} | {judged['unreviewed']} | {precision} | "
+            f"{fixes[('safe', 'correct')]} / {fixes[('safe', 'broken')]} | {fixes[('unsafe', 'correct')]} / {fixes[('unsafe', 'broken')]} | "
+            f"{fixes[('', 'unjudged')]} |"
         )
     return rows
+
+
+def fix_verdict(finding: dict, judged: Optional[dict]) -> tuple[str, str]:
+    """(tier, verdict) of a finding's fix; ("", "unjudged") when no verdict was given for the
+    tier it has today (a fix that moved tier since it was judged is a different fix)."""
+    tier = finding["fix"]["applicability"]
+    if not judged or judged.get("applicability", tier) != tier:
+        return ("", "unjudged")
+    return (tier, judged["verdict"])
 
 
 def write_doc(text: str, which: str) -> None:

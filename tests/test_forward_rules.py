@@ -139,7 +139,7 @@ def test_unpinned_module_runs_on_cpu_and_follows_to_meta() -> None:
 
 
 def test_hidden_state_gets_the_input_device() -> None:
-    module = _load(FIXTURES / "buf011" / "cuda_move.unsafe.py", "bufferlint_buf011_cuda_move_unsafe")
+    module = _load(FIXTURES / "buf011" / "cuda_move_selected.unsafe.py", "bufferlint_buf011_cuda_move_selected_unsafe")
     torch.manual_seed(0)
     rnn = module.RNN(4)
     x = torch.randn(3, 2, 4)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 import torch
@@ -153,6 +153,42 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
     assert _summary(findings) == expected
     if expected:
         assert "resuming one saved before the change fails" in findings[0]["fix"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("script", "fix"),
+    [
+        ("def resume(optimizer, ckpt):\n    optimizer.load_state_dict(ckpt['optimizer'])\n", None),
+        ("def resume(model, opt, ckpt):\n    model.load_state_dict(ckpt['model'])\n    opt.load_state_dict(ckpt['opt'])\n", None),
+        ("def resume(trainer, model, path):\n    trainer.fit(model, ckpt_path=path)\n", None),
+        ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
+        ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
+    ],
+    ids=["optimizer", "short-name", "lightning", "accelerate", "weights-only"],
+)
+def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
+    script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming an optimizer saved before the change fails once a parameter turns into a buffer."""
+    root = _project(tmp_path / "p4r", {"adapter.py": FROZEN, "train.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == [("adapter.py", 9, "BUF008", fix or "none")]
+    if fix is None:
+        message = findings[0]["message"]
+        assert "no fix: the project restores optimizer state (" in message and "train.py:" in message
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "import torch\n\n\ndef on_meta(x):\n    return x.device == torch.device('meta')\n",
+        "from accelerate import init_empty_weights\n\n\ndef build(cls):\n    with init_empty_weights():\n        return cls()\n",
+    ],
+    ids=["device-comparison", "init-empty-weights-keeps-buffers"],
+)
+def test_what_is_not_meta_device_construction(script: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _project(tmp_path / "p5m", {"masked.py": CONSTANT, "loader.py": script})
+    assert _summary(_findings(capsys, root)) == [("masked.py", 9, "BUF001", "safe"), ("masked.py", 12, "BUF003", "unsafe")]
 
 
 CONSTANT = MODEL_HEAD + (

@@ -62,7 +62,15 @@ class ClassAttributes:
     def quiet(self, attr: str) -> Optional[str]:
         """Why the attribute is no finding whatever its uses, or None."""
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
-        return reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr) or self._zero_dim(attr)
+        return (
+            reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr)
+            or self._zero_dim(attr) or self._test_local()
+        )
+
+    def _test_local(self) -> Optional[str]:
+        if id(self.info.node) in self.analysis.test_local_classes:
+            return "a test defines the class to exercise it"
+        return None
 
     def _wrapped_later(self, attr: str) -> Optional[str]:
         """`self.mask = torch.zeros(...)`, filled, then `self.mask = nn.Parameter(self.mask, ...)`

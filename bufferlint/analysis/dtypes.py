@@ -23,6 +23,8 @@ from bufferlint.analysis.walk import nodes_of
 _COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
 _PINNED_DTYPES = frozenset("float32 float64 float double".split())
 _PINNING_METHODS = frozenset(("double",))
+# Typed constructors name their dtype as plainly as `dtype=` does.
+_PINNING_CONSTRUCTORS = frozenset("torch.FloatTensor torch.DoubleTensor torch.cuda.FloatTensor torch.cuda.DoubleTensor".split())
 # torch calls whose (sorted) boundaries argument is compared with the input's values.
 _BOUNDARY_CALLS = {"torch.bucketize": 1, "torch.searchsorted": 0}
 # Builtins and modules whose results are never complex tensors.
@@ -108,9 +110,12 @@ def _mentions_complex(node: cst.CSTNode) -> bool:
 
 def dtype_pin(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
     """The part of `value` that sets its floating dtype on purpose (`dtype=torch.float32`,
-    `.double()`, `.to(torch.float64)`), or None."""
+    `.double()`, `.to(torch.float64)`, `torch.FloatTensor(...)`), or None."""
     code = cst.Module([]).code_for_node
     for call in nodes_of(value, cst.Call):
+        constructor = qualify(call.func)
+        if constructor in _PINNING_CONSTRUCTORS:
+            return f"{constructor}(...)"
         for arg in call.args:
             is_dtype = (arg.keyword is not None and arg.keyword.value == "dtype") or (
                 arg.keyword is None and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "type")

@@ -11,8 +11,8 @@ forward path first, then every other method of the class and of its subclasses i
   tensor method, a submodule call, or a call that receives both;
 - `returned`: the forward path, or a public method, returns it (its caller combines it with
   tensors on the module's device);
-- `indexed`: it is indexed with an index that lives on the input's device (CUDA refuses a CUDA
-  index into a CPU tensor).
+- `indexed`: forward indexes it with an index that lives on the input's device (CUDA refuses a
+  CUDA index into a CPU tensor; other methods may be given host-side lists and masks).
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
 `.tolist()`, `.cpu()`), indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
@@ -89,7 +89,9 @@ class EvidenceFinder:
                 self._add(reader.meets(node), "meets", method, node)
             if isinstance(small, cst.AugAssign):
                 self._add(reader.augments(small), "meets", method, small)
-            for subscript in nodes_of(small, cst.Subscript):
+            # Off the forward path a method's arguments may be host-side lists or masks
+            # (`filter_envs(keep)`): only the forward path's inputs are known to be placed.
+            for subscript in nodes_of(small, cst.Subscript) if on_path else ():
                 self._add(reader.indexed(subscript), "indexed", method, subscript)
             if handed_out and isinstance(small, cst.Return) and small.value is not None:
                 self._add(reader.handed_out(small.value), "returned", method, small)

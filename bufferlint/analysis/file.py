@@ -22,6 +22,7 @@ from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
+from bufferlint.analysis.walk import nodes_of
 
 
 @functools.lru_cache(maxsize=8)
@@ -55,6 +56,7 @@ class FileAnalysis:
         self.module = module
         self.filename = filename
         self.project = project
+        self.enabled: frozenset[str] = frozenset()  # codes of the rules the run checks (set by lint.check_module)
         self._text = text  # the source `module` was parsed from, when the caller has it
         # `regions`: first and last line in `text` of top-level classes, by name (prechecked.py).
         self._regions = regions or {}
@@ -140,6 +142,14 @@ class FileAnalysis:
 
     def qualified(self, info: ClassInfo) -> str:
         return f"{self._module_name}.{info.name}"
+
+    @cached_property
+    def test_local_classes(self) -> frozenset[int]:
+        """In a test module, the ids of the classes defined inside a function: a test builds them
+        to exercise a pattern on purpose (empty elsewhere)."""
+        if not self.is_test:
+            return frozenset()
+        return frozenset(id(node) for func in nodes_of(self.module, cst.FunctionDef) for node in nodes_of(func.body, cst.ClassDef))
 
     @cached_property
     def is_test(self) -> bool:

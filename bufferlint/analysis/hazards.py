@@ -121,13 +121,37 @@ def _assignment_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
                 reason = "__init__ never calls super().__init__()"
             if reason not in hazards.blocking:
                 hazards.blocking.append(reason)
-    others = [a for a in assignments if not a.augmented and a.kind not in (ValueKind.TENSOR, ValueKind.NONE)]
+    tensor = any(a.kind is ValueKind.TENSOR for a in assignments)
+    others = [
+        a for a in assignments
+        if not a.augmented and a.kind not in (ValueKind.TENSOR, ValueKind.NONE) and not (tensor and _own_copy(a))
+    ]
     if others:
         kind = others[0].kind
         what = "a value that is not known to be a tensor" if kind is ValueKind.OTHER else f"an {kind.value}"
         if kind is ValueKind.MODULE:
             what = "a submodule"
         hazards.blocking.append(f"`{attr}` is also assigned {what} in {others[0].method.name.value}()")
+
+
+# Tensor methods that give a tensor back: `self.t = self.t.to(x.device)` keeps a tensor a tensor.
+_COPYING_METHODS = frozenset("to cuda cpu clone detach contiguous float half double bfloat16 type_as".split())
+
+
+def _own_copy(assignment: AttrAssignment) -> bool:
+    """`self.t = self.t.to(x.device)` (or `.clone()`...): a copy of the attribute itself, a tensor
+    whenever the attribute is one."""
+    value = assignment.value
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    receiver = value.func.value
+    return (
+        value.func.attr.value in _COPYING_METHODS
+        and isinstance(receiver, cst.Attribute)
+        and isinstance(receiver.value, cst.Name)
+        and receiver.value.value == assignment.scope.self_name
+        and receiver.attr.value == assignment.attr
+    )
 
 
 def _order_hazards(

@@ -16,7 +16,8 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.tensors import Scope
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # Methods through which a class can move plain attributes with the module.
 _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "type")
@@ -322,14 +323,16 @@ def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
 
 
 def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    """Never a tensor while constructing, and (re)built unconditionally by a method: a value of the
-    current call (a sampled mask, a random count), not state the module should carry."""
+    """Never a tensor while constructing, and (re)built by a method every time it runs (a branch
+    on a setting counts; a guard on the attribute itself makes a lazy constant): a value of the
+    current call (a sampled mask, a random count, a discretisation of the parameters), not state
+    the module should carry."""
     if _tensor_at_init(info, attr):
         return None
     tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
     placed = [
         a for a in tensors
-        if not a.site.nested and a.value is not None and _placed(a)
+        if a.value is not None and not (a.site.nested and _guarded_by_itself(a)) and _placed(a)
         and not _mentions_self_attr(a.value, a.scope.self_name, attr)  # `self.k = torch.as_tensor(self.k, device=...)`: a move
     ]
     if placed:
@@ -337,17 +340,54 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     return None
 
 
+def _guarded_by_itself(assignment: AttrAssignment) -> bool:
+    """Inside a test of the attribute itself (`if self.k is None:`) or of `hasattr()`."""
+    me, attr = assignment.scope.self_name, assignment.attr
+    for node in iter_nodes(assignment.site.top):
+        if isinstance(node, (cst.If, cst.While)) and (
+            _mentions_self_attr(node.test, me, attr) or any(is_name(c.func, "hasattr") for c in nodes_of(node.test, cst.Call))
+        ):
+            return True
+    return False
+
+
 def _placed(assignment: AttrAssignment) -> bool:
-    """Built with an explicit `device=`, or from the module's own tensors: already where it belongs."""
+    """Built with an explicit `device=`, or from the module's own tensors (directly or through
+    the locals the method computed from them first): already where it belongs."""
     value = assignment.value
     assert value is not None
-    me, tensor_attrs = assignment.scope.self_name, assignment.scope.tensor_attrs
+    if _places(value, assignment.scope):
+        return True
+    derived = _state_locals(assignment)
+    return bool(derived) and any(isinstance(node, cst.Name) and node.value in derived for node in iter_nodes(value))
+
+
+def _places(value: cst.CSTNode, scope: Scope) -> bool:
+    me = scope.self_name
     for node in iter_nodes(value):
         if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
             return True
-        if isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in tensor_attrs:
+        if isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in scope.tensor_attrs:
+            return True
+        if isinstance(node, cst.Call) and _is_self_attr(node.func, me) and node.func.attr.value in scope.tensor_methods:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _state_locals(assignment: AttrAssignment) -> set[str]:
+    """Locals assigned, before `assignment`, from the module's own tensors or from such locals."""
+    derived: set[str] = set()
+    for site in iter_sites(assignment.method):
+        small = site.small
+        if small is assignment.statement:
+            break
+        value = getattr(small, "value", None)
+        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None:
+            continue
+        if _places(value, assignment.scope) or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value)):
+            for target in _targets(small):
+                derived.update(stored_names(target))
+    return derived
 
 
 def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -428,6 +468,95 @@ def _shape_names(func: cst.FunctionDef) -> set[str]:
     return tainted
 
 
+def _kept_on_host(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Used after construction together with values the class itself brings to the CPU
+    (`self.plan_ids[~masks.cpu()] = ...`, `self.done |= mask.cpu()`): host-side bookkeeping
+    (per-environment counters read one element at a time) that lives on the CPU on purpose;
+    or sent to the CPU itself (`self.table = self.table.cpu()`), which says the same."""
+    for assignment in info.assignments_to(attr):
+        if assignment.value is not None and _to_host(assignment.value):
+            return f"{assignment.method.name.value}() sends it to the CPU: it is kept on the host on purpose"
+    init_time = init_time_methods(info)
+    for owner in (info, *family.subclasses(info)):
+        for name in method_reads(owner).readers.get(attr, ()):
+            func = owner.methods[name]
+            if name in init_time and owner is info:
+                continue
+            me = self_name(func)
+            for site in iter_sites(func):
+                if _mentions_self_attr(site.small, me, attr) and _brings_to_host(site.small, me, attr):
+                    return f"{name}() brings values to the CPU to use with it: it is kept on the host on purpose"
+    return None
+
+
+def _brings_to_host(node: cst.CSTNode, me: Optional[str], attr: str) -> bool:
+    """A `.cpu()` or `.to("cpu")` in `node` of something other than `self.<attr>` itself."""
+    return any(
+        _to_host(call) for call in nodes_of(node, cst.Call)
+        if isinstance(call.func, cst.Attribute) and not _mentions_self_attr(call.func.value, me, attr)
+    )
+
+
+def _to_host(node: cst.CSTNode) -> bool:
+    """`<x>.cpu()` or `<x>.to("cpu")`."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return False
+    if node.func.attr.value == "cpu":
+        return not node.args
+    return node.func.attr.value == "to" and any(
+        isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "cpu" for a in node.args
+    )
+
+
+def _placed_by_choice(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """`self.mask = mask.cuda() if self.use_gpu else mask` (or under `if self.use_gpu:`): the
+    class chooses the device itself when it builds the tensor, following a setting of its own.
+    (In forward, a guarded move is a lazy move of a constant: BUF002's business.)"""
+    init_time = init_time_methods(info)
+    for assignment in info.assignments_to(attr):
+        value = assignment.value
+        if value is None or assignment.method.name.value not in init_time:
+            continue
+        if isinstance(value, cst.IfExp):
+            tests: list[cst.BaseExpression] = [value.test]
+            branches = [value.body, value.orelse]
+        elif isinstance(assignment.site.top, cst.If):
+            tests, branches = [assignment.site.top.test], [value]
+        else:
+            continue
+        if any(_placement_setting(test, assignment.scope.self_name) for test in tests) and any(map(_device_move, branches)):
+            return f"{assignment.method.name.value}() chooses its device from a setting of the class"
+    return None
+
+
+def _placement_setting(test: cst.BaseExpression, me: Optional[str]) -> bool:
+    """A test that reads a flag of the class (`self.use_gpu`) or asks whether CUDA is there."""
+    for node in iter_nodes(test):
+        if isinstance(node, cst.Attribute) and (_is_self_attr(node, me) or node.attr.value == "is_available"):
+            return True
+    return False
+
+
+def _device_move(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
+
+
+def _given_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """`self.mask = build_mask(n, opt.device)` in `__init__`: built on the device the caller names
+    (a `device` argument, or the `device` of a configuration it passes): placed by design."""
+    init = info.init
+    if defining is None or defining.value is None or init is None or defining.method is not init:
+        return None
+    params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
+    for arg in nodes_of(defining.value, cst.Arg):
+        value = arg.value
+        if isinstance(value, cst.Name) and value.value == "device" and "device" in params:
+            return "it is built on the `device` that __init__() is given"
+        if isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name) and value.value.value in params:
+            return f"it is built on the device that `{value.value.value}` names"
+    return None
+
+
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     return own_device(info)
 
@@ -461,5 +590,6 @@ def given_device(info: ClassInfo) -> Optional[str]:
 
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
-    _input_derived, _shape_cache, _per_call_state, _construction_only,
+    _input_derived, _shape_cache, _per_call_state, _construction_only, _kept_on_host,
+    _placed_by_choice, _given_device,
 )

@@ -41,9 +41,18 @@ _UNFREEZE_SITE = re.compile(rb"\.requires_grad[ \t]*=[^=]|\.requires_grad_\(|\bm
 # Lightning's `BaseFinetuning.make_trainable(...)` turns requires_grad on wholesale.
 _UNFREEZE_HELPERS = re.compile(rb"\bmake_trainable\(")
 # Building modules without their data (then `to_empty()` and a `state_dict` load).
+# (`x.device == torch.device("meta")` asks where a tensor is, and accelerate's
+# `init_empty_weights()` leaves buffers real unless given `include_buffers=True`.)
 _META_INIT = re.compile(
-    rb"\.to_empty\(|device[ \t]*=[ \t]*[\"']meta[\"']|torch\.device\([ \t]*[\"']meta[\"']|\binit_empty_weights\b"
-    rb"|\bskip_init\(|\bempty_init[ \t]*=[ \t]*True"
+    rb"\.to_empty\(|device[ \t]*=[ \t]*[\"']meta[\"']|(?<![=!]=)(?<![=!]= )torch\.device\([ \t]*[\"']meta[\"']"
+    rb"|\binit_empty_weights\([^)\n]*include_buffers[ \t]*=[ \t]*True|\bskip_init\(|\bempty_init[ \t]*=[ \t]*True"
+)
+# Restoring an optimizer's state (or a trainer's, which holds it): resuming breaks when a
+# parameter turns into a buffer, since the optimizer then covers one tensor fewer.
+_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(")
+_OPTIMIZER_RESUME = re.compile(
+    rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
+    rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\.load_state\("
 )
 # Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
 _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
@@ -98,26 +107,30 @@ class FileFacts:
     unfreezes_any: Optional[int] = None  # line of the first unfreezing that names no parameter
     meta_init: Optional[int] = None  # line of the first meta-device construction or to_empty()
     default_device: Optional[int] = None  # line of the first `torch.set_default_device(...)`
+    resumes_optimizer: Optional[int] = None  # line of the first optimizer (or trainer) state load
     functions: tuple[str, ...] = ()  # top-level functions
     complex_functions: tuple[str, ...] = ()  # those of them that may build complex tensors
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
-        return [classes, self.unfrozen, self.unfreezes_any, self.meta_init, self.default_device, self.functions, self.complex_functions]
+        return [
+            classes, self.unfrozen, self.unfreezes_any, self.meta_init, self.default_device, self.resumes_optimizer,
+            self.functions, self.complex_functions,
+        ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
-        classes, unfrozen, unfreezes_any, meta_init, default_device, functions, complex_functions = data
+        classes, unfrozen, unfreezes_any, meta_init, default_device, resumes_optimizer, functions, complex_functions = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
-            tuple(unfrozen), unfreezes_any, meta_init, default_device, tuple(functions), tuple(complex_functions),
+            tuple(unfrozen), unfreezes_any, meta_init, default_device, resumes_optimizer, tuple(functions), tuple(complex_functions),
         )
 
 
 def may_hold_facts(source: bytes) -> bool:
     """Whether a file without classes or imports may still hold a project fact (a script that
     unfreezes parameters or builds on the meta device)."""
-    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS)
+    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS, *_RESUME_WORDS)
     return any(word in source for word in words)
 
 
@@ -133,6 +146,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
             facts.meta_init = _first_line(_META_INIT, source)
         if b"set_default_" in source:
             facts.default_device = _first_line(_DEFAULT_DEVICE, source)
+    if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
+        facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source)
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
@@ -618,6 +633,7 @@ class ProjectFacts:
         self.unfreezes_any: Optional[str] = None
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
+        self.resumes_optimizer: Optional[str] = None
         self.functions: set[str] = set()
         self.complex_functions: set[str] = set()
         for path, facts in sorted(files, key=lambda item: item[0]):
@@ -636,18 +652,21 @@ class ProjectFacts:
             self.meta_init = f"{path}:{facts.meta_init}"
         if facts.default_device is not None and self.default_device is None:
             self.default_device = f"{path}:{facts.default_device}"
+        if facts.resumes_optimizer is not None and self.resumes_optimizer is None:
+            self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
 
     def _digest(self) -> str:
         if not self.classes and not self.hierarchy and not self.unfrozen:
-            if self.unfreezes_any is None and self.meta_init is None and not self.functions:
+            if self.unfreezes_any is None and self.meta_init is None and self.resumes_optimizer is None and not self.functions:
                 return ""
         payload = json.dumps(
             [
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
-                sorted(self.unfrozen), self.unfreezes_any, self.meta_init, self.default_device, sorted(self.functions),
+                sorted(self.unfrozen), self.unfreezes_any, self.meta_init, self.default_device, self.resumes_optimizer,
+                sorted(self.functions),
                 sorted(self.complex_functions),
             ],
             separators=(",", ":"),

@@ -75,6 +75,10 @@ class FrozenParameterRule(Rule):
     5. Nothing in the class or its bases overrides what lists parameters and buffers
        (`named_buffers()`, `named_parameters()`, `state_dict()`, `_load_from_state_dict()`...) or
        walks every buffer: the parameter turned buffer would be listed there twice, or not at all.
+    6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
+       `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
+       `resume_from_checkpoint`, accelerate's `load_state()`): resuming a run saved before the
+       change would fail.
     """
 
     code = "BUF008"
@@ -151,7 +155,15 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     handed = handed_over(info, attr, analysis)
     if handed is not None:
         return f"`{attr}` is handed to `{handed}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
-    return own_bookkeeping(info, analysis)
+    bookkeeping = own_bookkeeping(info, analysis)
+    if bookkeeping is not None:
+        return bookkeeping
+    if analysis.project.resumes_optimizer is not None:
+        return (
+            f"the project restores optimizer state ({analysis.project.resumes_optimizer}): an optimizer over all "
+            "parameters would cover one tensor fewer, and resuming a checkpoint saved before the change fails"
+        )
+    return None
 
 
 def _reads(analysis: FileAnalysis, assignment: AttrAssignment) -> Optional[str]:

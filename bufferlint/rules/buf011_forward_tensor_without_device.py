@@ -13,6 +13,7 @@ from bufferlint.model import Applicability, Finding, Fix, Replace
 from bufferlint.rules.base import Rule
 
 _COMBINED = "used with tensors on the input's or the module's device"
+_CUDA = "moved with .cuda()"
 
 
 class ForwardTensorWithoutDevice(Rule):
@@ -22,8 +23,8 @@ class ForwardTensorWithoutDevice(Rule):
     `torch.zeros(x.shape[0], 8)`, `torch.arange(n)` or `torch.tensor([...])` without `device=`
     build their tensor on the CPU. As soon as it meets the input (`x + pos`,
     `torch.cat([x, pad])`, a comparison, a submodule call), a GPU run fails with "Expected all
-    tensors to be on the same device". (A factory then moved with `.cuda()` is BUF004's: a
-    hard-coded GPU.)
+    tensors to be on the same device". (A factory then moved with `.cuda()` is a hard-coded GPU:
+    BUF004 reports it when selected, and this rule, without a fix, when it is not.)
 
     ## Example
     ```python
@@ -65,7 +66,7 @@ class ForwardTensorWithoutDevice(Rule):
             facts = forward_facts(analysis, info)
             for method in facts.methods:
                 reported: set[int] = set()
-                for factory, reason in _device_less_uses(facts, method):
+                for factory, reason in _device_less_uses(facts, method, "BUF004" not in analysis.enabled):
                     if id(factory) not in reported:
                         reported.add(id(factory))
                         yield self._finding(analysis, method, factory, reason)
@@ -75,26 +76,35 @@ class ForwardTensorWithoutDevice(Rule):
         message = f"`{name}(...)` has no `device=`: it is made on the CPU, then {reason}"
         fix: Optional[Fix] = None
         source = method.device_input
-        if source is None:
+        if reason == _CUDA:
+            message += "; no fix: `.cuda()` pins it to the GPU, which BUF004 (`--extend-select BUF004`) rewrites"
+        elif source is None:
             message += f"; no fix: {method.name}() has no tensor argument to take the device from"
         else:
             fix = Fix(Applicability.UNSAFE, f"Add `device={source}.device`", (Replace(factory, with_device(factory, source)),))
         return self.finding(analysis, factory, message, fix)
 
 
-def _device_less_uses(facts: ForwardFacts, method: PathMethod) -> Iterator[tuple[cst.Call, str]]:
-    """(factory, how it meets the input's device), in source order."""
+def _device_less_uses(facts: ForwardFacts, method: PathMethod, cuda_moves: bool) -> Iterator[tuple[cst.Call, str]]:
+    """(factory, how it meets the input's device), in source order; `cuda_moves`: also factories
+    moved with `.cuda()` (when BUF004, which owns them, is not selected)."""
     for site in method.sites:
         small, state = site.site.small, site.state
         if isinstance(small, cst.AugAssign):
             yield from _combined(facts, method, state, [small.target, small.value])
         for node in site.operations:
-            yield from _uses(facts, method, state, node)
+            yield from _uses(facts, method, state, node, cuda_moves)
 
 
-def _uses(facts: ForwardFacts, method: PathMethod, state: FlowState, node: cst.CSTNode) -> Iterator[tuple[cst.Call, str]]:
+def _uses(
+    facts: ForwardFacts, method: PathMethod, state: FlowState, node: cst.CSTNode, cuda_moves: bool
+) -> Iterator[tuple[cst.Call, str]]:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "cuda":
-        return  # a factory moved with `.cuda()` is a hard-coded GPU: BUF004 reports it (and fixes it with device=)
+        # a factory moved with `.cuda()` is a hard-coded GPU: BUF004's when selected (it fixes it with device=)
+        origin = facts.cpu_origin(node.func.value, state, method) if cuda_moves and not node.args else None
+        if origin is not None:
+            yield origin, _CUDA
+        return
     if isinstance(node, cst.Call) and facts.submodule_call(node, method):
         if facts.cpu_tolerant(node, method):
             return  # nn.CTCLoss: targets and lengths may stay on the CPU
