@@ -139,11 +139,12 @@ FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():
         ("def train(model):\n    for name, param in model.named_parameters():\n        param.requires_grad = 'gate' in name\n", []),
         ("def train(model):\n    model.requires_grad_(True)\n", []),  # every parameter of some module
         ("def probe(x):\n    x = x.detach().requires_grad_(True)\n    return x\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        ("import torch\n\n\ndef probe():\n    return torch.eye(3).requires_grad_()\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model, flag=False)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model)\n", []),  # the default turns it on
         (FLAG_HELPER + "\n\ndef train(model, on):\n    set_grad(model, on)\n", []),  # a flag not known to be False
     ],
-    ids=["freezes-only", "by-name", "by-name-filter", "whole-module", "input-tensor", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown"],
+    ids=["freezes-only", "by-name", "by-name-filter", "whole-module", "input-tensor", "factory-tensor", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown"],
 )
 def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
     script: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -189,6 +190,14 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
 def test_what_is_not_meta_device_construction(script: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path / "p5m", {"masked.py": CONSTANT, "loader.py": script})
     assert _summary(_findings(capsys, root)) == [("masked.py", 9, "BUF001", "safe"), ("masked.py", 12, "BUF003", "unsafe")]
+
+
+def test_a_test_that_unfreezes_its_own_models_is_no_unfreezing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = "def test_grad(model):\n    model.requires_grad_(True)\n"
+    root = _project(tmp_path / "p4t", {"adapter.py": FROZEN, "tests/test_grad.py": script})
+    assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF008"]) == [("adapter.py", 9, "BUF008", "unsafe")]
+    root = _project(tmp_path / "p4u", {"adapter.py": FROZEN, "train.py": script.replace("test_grad", "train")})
+    assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF008"]) == []
 
 
 CONSTANT = MODEL_HEAD + (

@@ -64,12 +64,14 @@ class ClassAttributes:
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
         return (
             reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr)
-            or self._zero_dim(attr) or self._test_local()
+            or self._zero_dim(attr) or self._by_design()
         )
 
-    def _test_local(self) -> Optional[str]:
+    def _by_design(self) -> Optional[str]:
         if id(self.info.node) in self.analysis.test_local_classes:
             return "a test defines the class to exercise it"
+        if self.analysis.cuda_at_import is not None:
+            return f"the file calls {self.analysis.cuda_at_import} when imported: it only runs on a GPU"
         return None
 
     def _wrapped_later(self, attr: str) -> Optional[str]:

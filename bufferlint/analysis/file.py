@@ -40,6 +40,10 @@ def _spells(word: str, text: Union[bytes, str]) -> bool:
     return word in text or re.search(pattern, text) is not None
 
 
+# Calls that fail without a GPU: at module level they make the whole file GPU-only.
+_CUDA_AT_IMPORT = frozenset(("torch.cuda.set_device", "torch.cuda.init", "torch.cuda.get_device_name", "torch.cuda.current_device"))
+
+
 class FileAnalysis:
     """The parsed module, its imports, and the facts about each nn.Module subclass in it."""
 
@@ -142,6 +146,19 @@ class FileAnalysis:
 
     def qualified(self, info: ClassInfo) -> str:
         return f"{self._module_name}.{info.name}"
+
+    @cached_property
+    def cuda_at_import(self) -> Optional[str]:
+        """A module-level call that needs a GPU (`torch.cuda.set_device(0)`): the file cannot even be
+        imported without CUDA, so whatever it pins or leaves on one device runs on the GPU by design."""
+        if not self.may_mention("cuda"):
+            return None
+        for statement in self.module.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.Call) and self.inference.qualify(value.func) in _CUDA_AT_IMPORT:
+                    return f"{self.inference.qualify(value.func)}()"
+        return None
 
     @cached_property
     def test_local_classes(self) -> frozenset[int]:

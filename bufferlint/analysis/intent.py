@@ -541,22 +541,6 @@ def _device_move(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
 
 
-def _given_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    """`self.mask = build_mask(n, opt.device)` in `__init__`: built on the device the caller names
-    (a `device` argument, or the `device` of a configuration it passes): placed by design."""
-    init = info.init
-    if defining is None or defining.value is None or init is None or defining.method is not init:
-        return None
-    params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
-    for arg in nodes_of(defining.value, cst.Arg):
-        value = arg.value
-        if isinstance(value, cst.Name) and value.value == "device" and "device" in params:
-            return "it is built on the `device` that __init__() is given"
-        if isinstance(value, cst.Attribute) and value.attr.value == "device" and isinstance(value.value, cst.Name) and value.value.value in params:
-            return f"it is built on the device that `{value.value.value}` names"
-    return None
-
-
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     return own_device(info)
 
@@ -591,5 +575,5 @@ def given_device(info: ClassInfo) -> Optional[str]:
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _construction_only, _kept_on_host,
-    _placed_by_choice, _given_device,
+    _placed_by_choice,
 )

@@ -141,6 +141,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     for node in _top_level_classes(tree.body):
         facts.classes[f"{module}.{node.name}"] = class_facts(node, walks)
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
+    if is_test_module(module):
+        facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
     if not is_test_module(module):  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_line(_META_INIT, source)
@@ -572,8 +574,11 @@ def _names_no_parameter(receiver: ast.expr, fresh: Callable[[str], bool]) -> boo
     """`self.requires_grad = flag`, `x.detach().requires_grad_()`, an input tensor: no parameter."""
     if isinstance(receiver, ast.Name):
         return receiver.id == "self" or _PARAMETER_LIKE.search(receiver.id.lower()) is None or fresh(receiver.id)
-    if isinstance(receiver, ast.Call):
-        return isinstance(receiver.func, ast.Attribute) and receiver.func.attr in _FRESH_TENSOR_METHODS
+    if isinstance(receiver, ast.Call):  # `torch.eye(3).requires_grad_()`, `w.detach().requires_grad_()`
+        func = receiver.func
+        return isinstance(func, ast.Attribute) and (
+            func.attr in _FRESH_TENSOR_METHODS or (isinstance(func.value, ast.Name) and func.value.id == "torch")
+        )
     if isinstance(receiver, ast.Subscript):
         return _names_no_parameter(receiver.value, fresh)  # `params[k]`, but not `outputs[0]`
     return not isinstance(receiver, ast.Attribute)  # arithmetic, a literal: a tensor computed here
