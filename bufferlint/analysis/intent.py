@@ -267,7 +267,26 @@ def _input_derived(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
             continue  # a non-tensor from the arguments (`max(0.1, 1 / step)`) is a hazard, not intent
         if set(data_names(assignment.value)) & _input_names(assignment.method):
             return f"{name}() assigns it from its arguments"
+        me = assignment.scope.self_name
+        if any(_mentions_self_attr(assignment.value, me, other) for other in _input_attrs(assignment.method) - {attr}):
+            return f"{name}() assigns it from its arguments"
     return None
+
+
+def _input_attrs(func: cst.FunctionDef) -> set[str]:
+    """Attributes the method sets from its arguments (`self.wigner = rotation(rot_mat)`): what it
+    then derives from them (`self.wigner_inv = self.wigner.transpose(1, 2)`) is input-derived too."""
+    me, tainted = self_name(func), _input_names(func)
+    found: set[str] = set()
+    for site in iter_sites(func):
+        small = site.small
+        value = getattr(small, "value", None)
+        if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None or not set(data_names(value)) & tainted:
+            continue
+        for target in _targets(small):
+            if _is_self_attr(target, me):
+                found.add(target.attr.value)  # type: ignore[attr-defined]
+    return found
 
 
 # Reading these of an input gives metadata, not data: `torch.arange(x.shape[1])` lives on the CPU.
