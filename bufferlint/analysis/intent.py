@@ -403,7 +403,9 @@ def _state_locals(assignment: AttrAssignment) -> set[str]:
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None:
             continue
-        if _places(value, assignment.scope) or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value)):
+        # `dt, A, B = self._get_params()`: what a method of the module hands back comes from its state
+        from_method = isinstance(value, cst.Call) and _is_self_attr(value.func, assignment.scope.self_name)
+        if from_method or _places(value, assignment.scope) or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value)):
             for target in _targets(small):
                 derived.update(stored_names(target))
     return derived
@@ -460,6 +462,27 @@ def _shape_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment],
             continue  # a move of its own tensor (BUF002)
         if set(_size_names(assignment.value)) & _shape_names(assignment.method):
             return f"{name}() rebuilds it for the size of its input: a cache of the input's shape, not a constant"
+    return _unpacked_shape_cache(info, attr, later)
+
+
+def _unpacked_shape_cache(info: ClassInfo, attr: str, later: frozenset[str]) -> Optional[str]:
+    """`self.sin, self.cos = tables(n, d)` with `n` from the input's size: unpacking assigns no
+    single value, so the assignments above do not hold it; the methods that name it are read."""
+    for name in method_reads(info).readers.get(attr, ()):
+        func = info.methods[name]
+        if name not in later:
+            continue
+        me = self_name(func)
+        for site in iter_sites(func):
+            small = site.small
+            if not isinstance(small, cst.Assign):
+                continue
+            unpacked = any(
+                isinstance(t.target, (cst.Tuple, cst.List)) and any(_is_self_attr(e.value, me, attr) for e in t.target.elements)
+                for t in small.targets
+            )
+            if unpacked and set(_size_names(small.value)) & _shape_names(func):
+                return f"{name}() rebuilds it for the size of its input: a cache of the input's shape, not a constant"
     return None
 
 
