@@ -583,6 +583,51 @@ def _device_move(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
 
 
+def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """`__init__(self, ..., device, dtype)` building it with both (`t.to(device=device, dtype=dtype)`),
+    and no method moving it later: constructed in place where the caller wants it, never moved
+    (a class that moves it per call shows it is not; that stays a finding)."""
+    init = info.init
+    if defining is None or defining.value is None or init is None or defining.method is not init:
+        return None
+    params = {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}
+    given = {
+        arg.keyword.value for arg in nodes_of(defining.value, cst.Arg)
+        if arg.keyword is not None and arg.keyword.value in ("device", "dtype")
+        and isinstance(arg.value, cst.Name) and arg.value.value in params
+    }
+    if given != {"device", "dtype"}:
+        return _derived_from_caller_placed(info, attr, defining, family)
+    if _moved_later(info, attr):
+        return None
+    return "it is built on the device and dtype the caller gives __init__(), and no method moves it"
+
+
+def _derived_from_caller_placed(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:
+    """`self.norm = (self.centroids ** 2).sum(0)` right after such a tensor: it lives beside it."""
+    assert defining.value is not None
+    me = defining.scope.self_name
+    for other in {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)} - {attr}:
+        source = next((a for a in info.assignments_to(other) if a.in_init and a.kind is ValueKind.TENSOR), None)
+        if source is not None and source.value is not None and not _mentions_self_attr(source.value, me, attr):
+            if _caller_placed(info, other, source, family) is not None and not _moved_later(info, attr):
+                return f"it is computed from `{other}`, which the caller places"
+    return None
+
+
+def _moved_later(info: ClassInfo, attr: str) -> bool:
+    init_time = init_time_methods(info)
+    for name in method_reads(info).readers.get(attr, ()):
+        func = info.methods[name]
+        me = self_name(func)
+        if name in init_time:
+            continue
+        for call in nodes_of(func.body, cst.Call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "type_as") and _mentions_self_attr(call.func.value, me, attr):
+                return True
+    return False
+
+
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     return own_device(info)
 
@@ -617,5 +662,5 @@ def given_device(info: ClassInfo) -> Optional[str]:
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _construction_only, _kept_on_host,
-    _placed_by_choice,
+    _placed_by_choice, _caller_placed,
 )
