@@ -16,7 +16,9 @@ forward path first, then every other method of the class and of its subclasses i
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
 `.tolist()`, `.cpu()`), indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
-arguments (`pack_padded_sequence` lengths), and 0-dim tensors (CUDA accepts them next to its own).
+arguments (`pack_padded_sequence` lengths), arguments that a custom `torch.autograd.Function` of
+the file only reads on the host (`dt.item()` as a kernel launch argument), and 0-dim tensors
+(CUDA accepts them next to its own).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.mentions import Mentions
@@ -227,6 +230,9 @@ class _Reader:
         operands = combined_operands(node, facts, method)
         if operands is None and isinstance(node, cst.Call):
             operands = self._passed_along(node)
+        if operands and isinstance(node, cst.Call):
+            host = {id(node.args[i].value) for i in _host_only_arguments(facts, node) if i < len(node.args)}
+            operands = [op for op in operands if id(op) not in host]
         if not operands:
             return frozenset()
         carried = [self.carried(op) for op in operands]
@@ -259,6 +265,43 @@ class _Reader:
         if qualified is not None and qualified.startswith("torch.") and not self.facts.submodule_call(call, self.method):
             return None  # torch functions: `combined_operands` decided
         return [arg.value for arg in call.args if not arg.star]
+
+
+# What a custom autograd Function's forward may do with an argument that keeps it on the host.
+_HOST_READS = frozenset(("item", "tolist", "numpy", "cpu"))
+
+
+def _host_only_arguments(facts: ForwardFacts, call: cst.Call) -> frozenset[int]:
+    """`Kernel.apply(x, self.weight, self.dt)` with `Kernel` a `torch.autograd.Function` of this
+    file whose `forward(ctx, x, weight, dt)` reads `dt` only with `.item()` (a launch argument) or
+    saves it for backward: the positions of such arguments, which meet nothing."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "apply" or not isinstance(func.value, cst.Name):
+        return frozenset()
+    owner = next((c for c in facts.analysis.classes if c.name == func.value.value and _is_function_class(c)), None)
+    body = owner.node.body.body if owner is not None and isinstance(owner.node.body, cst.IndentedBlock) else ()
+    forward = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None)
+    if forward is None:
+        return frozenset()
+    params = [p.name.value for p in forward.params.params][1:]  # after ctx
+    return frozenset(index for index, name in enumerate(params) if _read_on_host_only(forward, name))
+
+
+def _is_function_class(info: ClassInfo) -> bool:
+    return any(base.rpartition(".")[2] == "Function" for base in info.base_names)
+
+
+def _read_on_host_only(func: cst.FunctionDef, name: str) -> bool:
+    """Every use of `name` in `func` is `name.item()`-like or an argument of `ctx.save_for_backward`."""
+    uses = [n for n in nodes_of(func.body, cst.Name) if n.value == name]
+    allowed: set[int] = set()
+    for call in nodes_of(func.body, cst.Call):
+        callee = call.func
+        if isinstance(callee, cst.Attribute) and callee.attr.value in _HOST_READS and is_name(callee.value, name):
+            allowed.add(id(callee.value))
+        elif isinstance(callee, cst.Attribute) and callee.attr.value == "save_for_backward":
+            allowed.update(id(arg.value) for arg in call.args if is_name(arg.value, name))
+    return bool(uses) and all(id(use) in allowed for use in uses)
 
 
 def _update(small: cst.BaseSmallStatement, reader: _Reader, carriers: dict[str, frozenset[str]]) -> None:
