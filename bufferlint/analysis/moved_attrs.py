@@ -37,14 +37,22 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
     assignments = info.assignments_to(attr)
     if not any(a.kind is ValueKind.TENSOR for a in assignments):
         for assignment in assignments:
-            value = assignment.value
-            if isinstance(value, _CONTAINERS) or (
-                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _CONTAINER_CALLS
-            ):
+            if assignment.value is not None and _is_container(assignment.value):
                 return "it holds a container"
     if attr in called:
         return "it is called, so it is a module or a function"
     return None
+
+
+def _is_container(value: cst.BaseExpression) -> bool:
+    """A literal list/tuple/dict/set, `list(...)`-like, or a repeated one (`[torch.zeros(1)] * n`)."""
+    if isinstance(value, _CONTAINERS):
+        return True
+    if isinstance(value, cst.Call):
+        return isinstance(value.func, cst.Name) and value.func.value in _CONTAINER_CALLS
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return _is_container(value.left) or _is_container(value.right)
+    return False
 
 
 def called_attributes(info: ClassInfo) -> frozenset[str]:
