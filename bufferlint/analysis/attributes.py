@@ -51,7 +51,7 @@ class ClassAttributes:
     @cached_property
     def _registered(self) -> set[str]:
         """Names the class or a base registers (a tensor assigned to one fills the buffer)."""
-        names = set(self.info.registered_buffers)
+        names: set[str] = set()
         for ancestor in (self.info, *self.info.ancestors()):
             names |= ancestor.registered_buffers | ancestor.registered_parameters
         lineage = self.analysis.lineage(self.info)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -364,10 +364,14 @@ def _literal_string(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
+    """The statements of an indented body (none for a one-line `def f(): ...`)."""
+    return func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+
+
 def base_constructor_lines(func: cst.FunctionDef) -> list[int]:
-    """Indexes of the top-level statements of `__init__` that call a base class's `__init__`."""
-    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
-    return [index for index, stmt in enumerate(body) if any(_is_super_init(node) for node in iter_nodes(stmt))]
+    """Indexes (in `top_statements`) of the statements of `__init__` that call a base's `__init__`."""
+    return [index for index, stmt in enumerate(top_statements(func)) if any(_is_super_init(node) for node in iter_nodes(stmt))]
 
 
 def _super_init_position(func: cst.FunctionDef) -> tuple[Optional[int], Optional[cst.BaseStatement]]:

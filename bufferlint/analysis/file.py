@@ -156,8 +156,9 @@ class FileAnalysis:
         for statement in self.module.body:
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 value = getattr(small, "value", None)
-                if isinstance(value, cst.Call) and self.inference.qualify(value.func) in _CUDA_AT_IMPORT:
-                    return f"{self.inference.qualify(value.func)}()"
+                called = self.inference.qualify(value.func) if isinstance(value, cst.Call) else None
+                if called in _CUDA_AT_IMPORT:
+                    return f"{called}()"
         return None
 
     @cached_property

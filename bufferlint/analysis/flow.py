@@ -53,12 +53,12 @@ def _walk(stmt: cst.BaseStatement, index: int, top: cst.BaseStatement, nested: b
         return
     if kind is cst.FunctionDef or kind is cst.ClassDef:
         return
-    for child in _child_suites(stmt):
+    for child in child_suites(stmt):
         for inner in body_statements(child):
             yield from _walk(inner, index, top, nested=True)
 
 
-def _child_suites(stmt: cst.BaseStatement) -> Iterator[cst.BaseSuite]:
+def child_suites(stmt: cst.BaseStatement) -> Iterator[cst.BaseSuite]:
     """The blocks of a compound statement, in source order."""
     for attr in ("body", "orelse", "finalbody"):
         child: Optional[cst.CSTNode] = getattr(stmt, attr, None)
@@ -96,7 +96,7 @@ def iter_all_statements(node: cst.CSTNode) -> Iterator[cst.BaseStatement]:
         if kind is cst.FunctionDef or kind is cst.ClassDef:
             yield from iter_all_statements(stmt.body)  # type: ignore[attr-defined]
         elif kind is not cst.SimpleStatementLine:
-            for child in _child_suites(stmt):
+            for child in child_suites(stmt):
                 yield from iter_all_statements(child)
 
 

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional
 
 import libcst as cst
 
-from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines, top_statements
 from bufferlint.analysis.flow import iter_sites, self_name
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin
@@ -182,12 +182,8 @@ def _constructor_hazards(info: ClassInfo, anchor: Optional[cst.BaseSmallStatemen
     at = next((site.top_index for site in iter_sites(init) if site.small is anchor), info.super_init_index)
     later = [index for index in base_constructor_lines(init) if index > at]
     if later:
-        line = cst.Module([]).code_for_node(_top_statements(init)[later[0]]).strip().splitlines()[0]
+        line = cst.Module([]).code_for_node(top_statements(init)[later[0]]).strip().splitlines()[0]
         hazards.unsafe.append(f"a base constructor runs after the registration (`{line}`), and may reset the module's buffers")
-
-
-def _top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
-    return func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
 
 
 def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) -> None:

@@ -265,18 +265,20 @@ def _input_derived(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
         passed_through = isinstance(assignment.value, cst.Name)
         if assignment.kind is not ValueKind.TENSOR and not passed_through:
             continue  # a non-tensor from the arguments (`max(0.1, 1 / step)`) is a hazard, not intent
-        if set(data_names(assignment.value)) & _input_names(assignment.method):
+        inputs = _input_names(assignment.method)
+        if set(data_names(assignment.value)) & inputs:
             return f"{name}() assigns it from its arguments"
         me = assignment.scope.self_name
-        if any(_mentions_self_attr(assignment.value, me, other) for other in _input_attrs(assignment.method) - {attr}):
+        if any(_mentions_self_attr(assignment.value, me, other) for other in _input_attrs(assignment.method, inputs) - {attr}):
             return f"{name}() assigns it from its arguments"
     return None
 
 
-def _input_attrs(func: cst.FunctionDef) -> set[str]:
-    """Attributes the method sets from its arguments (`self.wigner = rotation(rot_mat)`): what it
-    then derives from them (`self.wigner_inv = self.wigner.transpose(1, 2)`) is input-derived too."""
-    me, tainted = self_name(func), _input_names(func)
+def _input_attrs(func: cst.FunctionDef, tainted: set[str]) -> set[str]:
+    """Attributes the method sets from its arguments (`tainted`: `_input_names(func)`), as in
+    `self.wigner = rotation(rot_mat)`: what it then derives from them
+    (`self.wigner_inv = self.wigner.transpose(1, 2)`) is input-derived too."""
+    me = self_name(func)
     found: set[str] = set()
     for site in iter_sites(func):
         small = site.small

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from bufferlint.analysis.flow import body_statements
+from bufferlint.analysis.flow import body_statements, child_suites
 
 # A simple statement line -> whether it assigns the name in question.
 Assigns = Callable[[cst.SimpleStatementLine], bool]
@@ -23,7 +23,7 @@ def enclosing(top: cst.BaseStatement, line: cst.SimpleStatementLine) -> list[cst
         return []
     if not isinstance(top, cst.BaseCompoundStatement):
         return []
-    for block in _blocks(top):
+    for block in child_suites(top):
         for stmt in body_statements(block):
             inner = enclosing(stmt, line)
             if inner or stmt is line:
@@ -58,20 +58,3 @@ def _every_branch_assigns(node: cst.If, assigns: Assigns) -> bool:
     if isinstance(orelse, cst.Else):
         return every_path_assigns(body_statements(orelse.body), assigns)
     return False
-
-
-def _blocks(node: cst.BaseCompoundStatement) -> list[cst.BaseSuite]:
-    if isinstance(node, cst.Match):
-        return [case.body for case in node.cases]
-    blocks: list[cst.BaseSuite] = [node.body]
-    orelse = getattr(node, "orelse", None)
-    if isinstance(orelse, cst.If):
-        blocks.extend(_blocks(orelse))
-    elif isinstance(orelse, cst.Else):
-        blocks.append(orelse.body)
-    for handler in getattr(node, "handlers", ()):
-        blocks.append(handler.body)
-    final = getattr(node, "finalbody", None)
-    if isinstance(final, cst.Finally):
-        blocks.append(final.body)
-    return blocks

@@ -143,7 +143,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
     if is_test_module(module):
         facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
-    if not is_test_module(module):  # a test or benchmark may build one tensor on meta or set a device for itself
+    else:  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_line(_META_INIT, source)
         if b"set_default_" in source:
@@ -324,9 +324,9 @@ def _class_name_lists(node: ast.ClassDef) -> dict[str, tuple[str, ...]]:
     return found
 
 
-def class_facts(node: ast.ClassDef, buffer_walks: Optional[dict[int, str]] = None) -> ClassFacts:
+def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
     """`buffer_walks`: the lines of the file that read `<name>.named_buffers(`, `.buffers(` or
-    `._buffers`, and the name (all of them are looked for when not given)."""
+    `._buffers`, and the name (`_buffer_walk_lines`)."""
     reader = _ClassReader(_class_name_lists(node))
     walks = _walks_buffers(node, buffer_walks)
     body: set[str] = set()
@@ -371,7 +371,7 @@ def _buffer_walk_lines(source: bytes) -> dict[int, str]:
     }
 
 
-def _walks_buffers(node: ast.ClassDef, lines: Optional[dict[int, str]]) -> Optional[str]:
+def _walks_buffers(node: ast.ClassDef, lines: dict[int, str]) -> Optional[str]:
     """The first method that reads its own buffers wholesale (`self.named_buffers()`,
     `self._buffers`): it would treat a new buffer like the others (slice it, copy it)."""
     for stmt in node.body:
@@ -379,14 +379,9 @@ def _walks_buffers(node: ast.ClassDef, lines: Optional[dict[int, str]]) -> Optio
             me = _self_name(stmt)  # type: ignore[arg-type]
             if me is None:
                 continue
-            if lines is not None:
-                end = stmt.end_lineno or stmt.lineno
-                if any(stmt.lineno <= line <= end and name == me for line, name in lines.items()):
-                    return stmt.name  # type: ignore[attr-defined]
-                continue
-            for inner in ast.walk(stmt):
-                if type(inner) is ast.Attribute and inner.attr in BUFFER_WALKS and _is_name(inner.value, me):  # type: ignore[attr-defined]
-                    return stmt.name  # type: ignore[attr-defined]
+            end = stmt.end_lineno or stmt.lineno
+            if any(stmt.lineno <= line <= end and name == me for line, name in lines.items()):
+                return stmt.name  # type: ignore[attr-defined]
     return None
 
 
