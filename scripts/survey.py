@@ -195,7 +195,36 @@ FRESH3 = [
     ("efficientdet-pytorch", "rwightman/efficientdet-pytorch"),
     ("torchsde", "google-research/torchsde"),
 ]
-SETS = {"tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3}
+# The fourth round (ten repositories, judged by the lead) and the fifth (48 repositories, fetched
+# on 2026-11-23, judged by reviewers given only the standard), each blind for the code of its day.
+FRESH4 = [
+    ("alphafold2", "lucidrains/alphafold2"),
+    ("se3-transformer-pytorch", "lucidrains/se3-transformer-pytorch"),
+    ("lightweight-gan", "lucidrains/lightweight-gan"),
+    ("stylegan2-pytorch", "lucidrains/stylegan2-pytorch"),
+    ("TimeSformer-pytorch", "lucidrains/TimeSformer-pytorch"),
+    ("magvit2-pytorch", "lucidrains/magvit2-pytorch"),
+    ("flamingo-pytorch", "lucidrains/flamingo-pytorch"),
+    ("YOLOP", "hustvl/YOLOP"),
+    ("moco-v3", "facebookresearch/moco-v3"),
+    ("En-transformer", "lucidrains/En-transformer"),
+]
+FRESH5 = [
+    (github.split("/")[1], github)
+    for github in """
+    Megvii-BaseDetection/YOLOX JingyunLiang/SwinIR princeton-vl/RAFT zju3dv/LoFTR cvg/LightGlue isl-org/MiDaS
+    yl4579/StyleTTS2 Stability-AI/stable-audio-tools real-stanford/diffusion_policy qubvel/segmentation_models.pytorch
+    facebookresearch/co-tracker ermongroup/ddim facebookresearch/swav haotian-liu/LLaVA pytorch/ignite
+    lucidrains/soundstorm-pytorch lucidrains/rotary-embedding-torch DepthAnything/Depth-Anything-V2 TencentARC/GFPGAN
+    sczhou/CodeFormer pykeen/pykeen isl-org/ZoeDepth magicleap/SuperGluePretrainedNetwork lucidrains/e2-tts-pytorch
+    SysCV/sam-hq neonbjb/tortoise-tts Rudrabha/Wav2Lip OpenTalker/SadTalker hkchengrex/XMem
+    eriklindernoren/PyTorch-YOLOv3 meta-llama/llama mistralai/mistral-inference rasbt/LLMs-from-scratch
+    archinetai/audio-diffusion-pytorch LTH14/mar willisma/SiT facebookresearch/hiera NVlabs/SPADE m-bain/whisperX
+    facebookresearch/jepa KwaiVGI/LivePortrait lucidrains/CoCa-pytorch lucidrains/siren-pytorch lucidrains/egnn-pytorch
+    lucidrains/conformer deepseek-ai/DeepSeek-V3 hustvl/Vim sail-sg/poolformer
+    """.split()
+]
+SETS = {"tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5}
 
 
 @dataclass

@@ -55,7 +55,7 @@ _TORCH_DTYPES = frozenset(
 # Tensor methods that return a tensor somewhere other than where the receiver is.
 _RELOCATING_METHODS = frozenset(("to", "cuda", "cpu", "type_as", "type"))
 # Methods that take other tensors without requiring them on the receiver's device.
-_DEVICE_TOLERANT_METHODS = frozenset(("to", "type_as", "cuda", "cpu", "copy_", "new_tensor", "expand_as", "view_as"))
+_DEVICE_TOLERANT_METHODS = frozenset(("to", "type_as", "type", "cuda", "cpu", "copy_", "new_tensor", "expand_as", "view_as"))
 # Tuple-returning methods whose elements live where the receiver lives.
 _SPLITTING_METHODS = frozenset("chunk split unbind tensor_split sort topk max min median mode aminmax".split())
 _DROPPED_WITH_DEVICE = frozenset(("non_blocking",))
@@ -477,7 +477,9 @@ class ForwardFacts:
             return False
         name = func.attr.value
         if name == "type":
-            return len(call.args) == 1 and self._arg_kind(call.args[0].value, state, method) is ArgKind.DTYPE
+            if len(call.args) != 1 or _names_tensor_type(call.args[0].value):
+                return False  # `.type(x.type())`, `.type("torch.cuda.FloatTensor")`: the type names a device
+            return self._arg_kind(call.args[0].value, state, method) is ArgKind.DTYPE
         if name != "to":
             return False
         for arg in call.args:
@@ -1008,6 +1010,14 @@ def with_parens_of(node: cst.BaseExpression, like: cst.BaseExpression) -> cst.Ba
     if lpar:
         return node.with_changes(lpar=lpar, rpar=rpar)
     return node
+
+
+def _names_tensor_type(arg: cst.BaseExpression) -> bool:
+    """`x.type()` (a tensor's type name, `torch.cuda.FloatTensor` on a GPU) or a literal naming a
+    CUDA tensor type: given to `.type()`, they move the tensor there."""
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "type" and not arg.args:
+        return True
+    return isinstance(arg, cst.SimpleString) and "cuda" in arg.value
 
 
 def _keep_subject(call: cst.Call) -> Callable[[cst.BaseExpression], cst.BaseExpression]:

@@ -20,7 +20,7 @@ import libcst as cst
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.flow import self_name
-from bufferlint.analysis.grad import argument, is_literal, requires_grad_flag
+from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -69,6 +69,27 @@ def frozen_parameters(info: ClassInfo, inference: TensorInference) -> list[Froze
         if data is not False:
             found.append(FrozenParameter(assignment.attr, assignment, data if isinstance(data, cst.BaseExpression) else None))
     return found
+
+
+# Element types of packed quantized weights (int4 values two to a byte, fp8 blocks).
+_PACKED_TYPES = frozenset(
+    f"torch.{t}" for t in "int8 uint8 int16 int32 int64 int4 uint4 long int short float8_e4m3fn float8_e5m2".split()
+)
+
+
+def quantized_slot(frozen: list[FrozenParameter], inference: TensorInference) -> Optional[FrozenParameter]:
+    """A frozen parameter left uninitialised with a packed (integer or fp8) type:
+    `nn.Parameter(torch.empty(n, k // 2, dtype=torch.int8), requires_grad=False)`. A class holding
+    one is a quantized layer: its frozen parameters are the weights and scales a loader fills by
+    name, not constants of the module."""
+    for parameter in frozen:
+        data = parameter.data
+        if not isinstance(data, cst.Call) or inference.qualify(data.func) != "torch.empty":
+            continue
+        dtype = argument_keyword(data, "dtype")
+        if dtype is not None and inference.qualify(dtype) in _PACKED_TYPES:
+            return parameter
+    return None
 
 
 def parameter_reference(info: ClassInfo, node: cst.BaseExpression, owner: Optional[str]) -> Optional[str]:

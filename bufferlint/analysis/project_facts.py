@@ -105,6 +105,7 @@ class FileFacts:
     classes: dict[str, ClassFacts] = field(default_factory=dict)
     unfrozen: tuple[str, ...] = ()  # `<x>.<name>.requires_grad = <not False>`: the names
     unfreezes_any: Optional[int] = None  # line of the first unfreezing that names no parameter
+    unfreeze_words: tuple[str, ...] = ()  # with it: the file's string constants (a filter may name a parameter)
     meta_init: Optional[int] = None  # line of the first meta-device construction or to_empty()
     default_device: Optional[int] = None  # line of the first `torch.set_default_device(...)`
     resumes_optimizer: Optional[int] = None  # line of the first optimizer (or trainer) state load
@@ -114,16 +115,17 @@ class FileFacts:
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
-            classes, self.unfrozen, self.unfreezes_any, self.meta_init, self.default_device, self.resumes_optimizer,
-            self.functions, self.complex_functions,
+            classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
+            self.resumes_optimizer, self.functions, self.complex_functions,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
-        classes, unfrozen, unfreezes_any, meta_init, default_device, resumes_optimizer, functions, complex_functions = data
+        classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions, complex_functions = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
-            tuple(unfrozen), unfreezes_any, meta_init, default_device, resumes_optimizer, tuple(functions), tuple(complex_functions),
+            tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
+            tuple(functions), tuple(complex_functions),
         )
 
 
@@ -143,6 +145,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
     if is_test_module(module):
         facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
+    elif facts.unfreezes_any is not None:
+        facts.unfreeze_words = _string_constants(tree)
     else:  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_line(_META_INIT, source)
@@ -493,6 +497,20 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
     return tuple(sorted(names)), (min(anonymous) if anonymous else None)
 
 
+def _string_constants(tree: ast.Module) -> tuple[str, ...]:
+    """The file's short string constants: where a loop unfreezes parameters by name
+    (`p.requires_grad = any(s in name for s in ("adapter_bias", ...))`), the names it may pick."""
+    found = {
+        n.value for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) <= 80 and _KEY_WORD.match(n.value)
+    }
+    return tuple(sorted(found))
+
+
+# A string that may be (part of) a parameter's qualified name: `adapter_bias`, `attn.`, `norm_1`.
+_KEY_WORD = re.compile(r"[\w.]*[A-Za-z_][\w.]*\Z")
+
+
 def _nodes_on_lines(tree: ast.Module, lines: set[int]) -> Iterator[ast.AST]:
     """The nodes of the statements that span one of `lines` (the rest of the file is not walked)."""
     stack: list[ast.AST] = list(tree.body)
@@ -631,6 +649,7 @@ class ProjectFacts:
         self.module_of: dict[str, str] = {}
         self.unfrozen: set[str] = set()
         self.unfreezes_any: Optional[str] = None
+        self.unfreeze_words: set[str] = set()  # string constants of the files that unfreeze unnamed parameters
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
         self.resumes_optimizer: Optional[str] = None
@@ -648,6 +667,7 @@ class ProjectFacts:
         self.unfrozen.update(facts.unfrozen)
         if facts.unfreezes_any is not None and self.unfreezes_any is None:
             self.unfreezes_any = f"{path}:{facts.unfreezes_any}"
+        self.unfreeze_words.update(facts.unfreeze_words)
         if facts.meta_init is not None and self.meta_init is None:
             self.meta_init = f"{path}:{facts.meta_init}"
         if facts.default_device is not None and self.default_device is None:
@@ -665,7 +685,7 @@ class ProjectFacts:
             [
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
-                sorted(self.unfrozen), self.unfreezes_any, self.meta_init, self.default_device, self.resumes_optimizer,
+                sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
                 sorted(self.functions),
                 sorted(self.complex_functions),
             ],
@@ -736,12 +756,25 @@ class ProjectFacts:
         return frozenset(name for facts in self.classes.values() for name in facts.holds)
 
     def may_unfreeze(self, attr: str) -> Optional[str]:
-        """Where the project may turn `requires_grad` on for a parameter named `attr`."""
+        """Where the project turns `requires_grad` on for a parameter named `attr`: by that name, or
+        through a filter over parameter names in a file whose strings hold it (`"adapter_bias"`)."""
         if attr in self.unfrozen:
             return f"`{attr}.requires_grad` is set elsewhere in the project"
-        if self.unfreezes_any is not None:
-            return f"{self.unfreezes_any} turns requires_grad on for parameters it does not name"
+        if self.unfreezes_any is not None and any(_overlaps(attr, word) for word in self.unfreeze_words):
+            return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{attr}` is among its names"
         return None
+
+    def may_unfreeze_unnamed(self) -> Optional[str]:
+        """Where the project turns `requires_grad` on for parameters it does not name (a loop over
+        some module's `parameters()`): it may reach any parameter, or none of this class."""
+        return None if self.unfreezes_any is None else f"{self.unfreezes_any} turns requires_grad on for parameters it does not name"
+
+
+def _overlaps(attr: str, word: str) -> bool:
+    """Whether a name filter testing `word` may pick the parameter `<prefix>.<attr>`: the word holds
+    the name (`"attn.adapter_bias"`) or is part of it (`"bias"`; not one or two characters, which
+    every name may hold)."""
+    return attr in word or (len(word) >= 3 and word.strip(".") in attr)
 
 
 def _plain_module_base(name: str) -> bool:

@@ -14,6 +14,7 @@ from bufferlint.analysis.parameters import (
     find_unfreezing,
     frozen_parameters,
     parameter_reference,
+    quantized_slot,
     related_classes,
 )
 from bufferlint.fixes.misuse import parameter_to_buffer
@@ -52,11 +53,20 @@ class FrozenParameterRule(Rule):
     `self.parameters()`, `named_parameters()`, `modules()` that set `requires_grad`, and
     `getattr(self, name).requires_grad_()` in the class or a same-file base or subclass; an
     assignment of a trainable `nn.Parameter` to the same name; and, in any file of the run,
-    `<x>.mean.requires_grad = <not False>`, `requires_grad` turned on for a parameter not named
-    (`p.requires_grad = True` in a loop, `requires_grad_()` on a module or a parameter),
-    or Lightning's `unfreeze()`. A helper that sets `requires_grad` to a flag it is given
+    `<x>.mean.requires_grad = <not False>`, or a filter over parameter names that may pick it: a
+    file that turns `requires_grad` on for parameters it does not name (`p.requires_grad = True`
+    in a loop, `requires_grad_()` on a module, Lightning's `unfreeze()`) and holds a string that
+    holds `mean` or is part of it (`"mean"`, `"norm.mean"`; not one or two characters).
+    Unfreezing elsewhere that names nothing (`for p in model.encoder.parameters(): ...`) leaves the
+    finding, without a fix: the class still means a constant, but whether the loop reaches it is
+    not proved. A helper that sets `requires_grad` to a flag it is given
     (`def set_grad(model, flag=True)`) unfreezes only if a call in its file gives it something
     other than `False`.
+
+    ## Not a constant
+    A quantized layer keeps its packed weights and their scales as frozen parameters that a loader
+    fills by name: a class with a frozen parameter left uninitialised with a packed type
+    (`torch.empty(..., dtype=torch.int8)`, `int32`, fp8) has no finding.
 
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
@@ -79,6 +89,8 @@ class FrozenParameterRule(Rule):
        `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
        `resume_from_checkpoint`, accelerate's `load_state()`): resuming a run saved before the
        change would fail.
+    7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
+       reach this one, and then it was trained.
     """
 
     code = "BUF008"
@@ -90,8 +102,8 @@ class FrozenParameterRule(Rule):
         unfreezing: Optional[Unfreezing] = None
         for info in analysis.module_classes:
             frozen = frozen_parameters(info, analysis.inference)
-            if not frozen:
-                continue
+            if not frozen or quantized_slot(frozen, analysis.inference) is not None:
+                continue  # a quantized layer's frozen parameters are its loaded weights
             if unfreezing is None:
                 unfreezing = find_unfreezing(analysis.module)
             related = related_classes(info, analysis.classes)
@@ -100,7 +112,7 @@ class FrozenParameterRule(Rule):
                 if parameter.attr in trainable or unfreezing.unfreezes(info, parameter.attr, related):
                     continue
                 if analysis.project.may_unfreeze(parameter.attr) is not None:
-                    continue  # a training script may unfreeze it: the repository must prove it frozen
+                    continue  # a training script unfreezes it by name: it is trained
                 yield self._finding(analysis, info, parameter, frozen)
 
     def _finding(
@@ -111,7 +123,11 @@ class FrozenParameterRule(Rule):
             f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: "
             "a constant in parameters() and the optimizer; register it as a buffer"
         )
-        blocker = _fix_blocker(analysis, info, parameter, frozen) or _grad_blocker(analysis, info, parameter)
+        blocker = (
+            _fix_blocker(analysis, info, parameter, frozen)
+            or _grad_blocker(analysis, info, parameter)
+            or _unnamed_unfreezing(analysis, attr)
+        )
         fix: Optional[Fix] = None
         if blocker is None:
             assert parameter.data is not None
@@ -164,6 +180,14 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
             "parameters would cover one tensor fewer, and resuming a checkpoint saved before the change fails"
         )
     return None
+
+
+def _unnamed_unfreezing(analysis: FileAnalysis, attr: str) -> Optional[str]:
+    """A loop elsewhere that turns requires_grad on for some module's parameters may reach this
+    one (then it is trained) or not: the finding stands, as a buffer is what the class means, but
+    the fix cannot prove that behaviour stays the same."""
+    site = analysis.project.may_unfreeze_unnamed()
+    return None if site is None else f"{site}; if it reaches `{attr}`, that parameter is trained there"
 
 
 def _reads(analysis: FileAnalysis, assignment: AttrAssignment) -> Optional[str]:

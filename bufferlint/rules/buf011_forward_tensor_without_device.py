@@ -51,7 +51,8 @@ class ForwardTensorWithoutDevice(Rule):
     Factories that already pass `device=`, `x.new_*`, `torch.*_like`, 0-dim tensors
     (`torch.tensor(2.0)`, `torch.zeros(())`, an element picked with `t[0]`, a full reduction
     `t.max()`: allowed next to CUDA tensors), empty placeholders (`torch.empty(0)`), tensors
-    moved right after creation by any `.to(...)`/`.type_as(...)` that is not a dtype-only cast,
+    moved right after creation by any `.to(...)`/`.type_as(...)` that is not a dtype-only cast
+    or by `.type(x.type())` (a tensor type names its device),
     `torch.normal(mean_t, std_t)`, CTC targets and lengths (`nn.CTCLoss`, `F.ctc_loss` take
     them on the CPU), `pack_padded_sequence` lengths (they must be on the CPU), and ONNX shape
     tensors (`shape_as_tensor`, `reshape_from_tensor_shape`).
