@@ -7,7 +7,7 @@ not on every call. What it builds is a lazily grown cache, not a constant rebuil
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -36,7 +36,9 @@ def cache_guard(func: cst.FunctionDef, me: str, site: StatementSite) -> Optional
 
 
 def _assigned_attrs(func: cst.FunctionDef, me: str) -> frozenset[str]:
-    found: set[str] = set()
+    """What the method stores on self: assignment targets, and the names it registers
+    (`self.register_buffer("bias", bias)` keeps the cache as a buffer)."""
+    found: set[str] = set(_registered_names(func, me))
     for assign in nodes_of(func.body, (cst.Assign, cst.AnnAssign)):
         targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]  # type: ignore[attr-defined]
         for target in targets:
@@ -44,6 +46,18 @@ def _assigned_attrs(func: cst.FunctionDef, me: str) -> frozenset[str]:
                 if is_name(node.value, me):
                     found.add(node.attr.value)
     return frozenset(found)
+
+
+def _registered_names(func: cst.FunctionDef, me: str) -> Iterator[str]:
+    for call in nodes_of(func.body, cst.Call):
+        callee = call.func
+        if isinstance(callee, cst.Attribute) and is_name(callee.value, me) and callee.attr.value in _REGISTRATIONS and call.args:
+            name = call.args[0].value
+            if isinstance(name, cst.SimpleString):
+                yield name.evaluated_value if isinstance(name.evaluated_value, str) else ""
+
+
+_REGISTRATIONS = ("register_buffer", "register_parameter")
 
 
 def _exits(block: cst.BaseSuite) -> bool:

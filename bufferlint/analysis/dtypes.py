@@ -11,6 +11,7 @@ values in other buckets).
 
 from __future__ import annotations
 
+import builtins
 from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
@@ -30,6 +31,8 @@ _BOUNDARY_CALLS = {"torch.bucketize": 1, "torch.searchsorted": 0}
 # Builtins and modules whose results are never complex tensors.
 _REAL_CALLS = frozenset("int float bool len range list tuple min max abs round sum sorted reversed enumerate zip".split())
 _REAL_MODULES = ("math", "numpy", "np")
+# Builtins other than those above (`getattr(torch, name)(n)`): never "not defined in this file".
+_BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 3
 
 
@@ -74,6 +77,8 @@ class ComplexCheck:
             if func.value in _REAL_CALLS:
                 return None, None
             body = self.function(func.value)
+            if body is None and func.value in _BUILTINS:
+                return None, f"`{func.value}()` picks what it returns at run time: not proved to return real values"
             if body is None:
                 return None, f"`{func.value}()` is not defined in this file: not proved to return real values"
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:

@@ -207,10 +207,12 @@ class FileAnalysis:
         def scope_for(func: cst.FunctionDef) -> Scope:
             return Scope(self_name(func), set(), tensor_attrs, frozenset())
 
-        # All of them, in order: a verdict may consult the file's helpers, whose memo (and its
+        # Only what the class calls on self matters to the second pass (`self.x = self.build()`);
+        # asked in method order: a verdict may consult the file's helpers, whose memo (and its
         # recursion guard) makes answers depend on the order of asking.
         tensor_methods = frozenset(
-            name for name in info.methods if methods.returns_tensor(name, self.inference, scope_for)
+            name for name in info.methods
+            if name in info.self_called and methods.returns_tensor(name, self.inference, scope_for)
         )
         if tensor_attrs or tensor_methods:  # else the second pass would see what the first saw
             collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)

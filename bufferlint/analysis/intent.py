@@ -631,7 +631,26 @@ def _moved_later(info: ClassInfo, attr: str) -> bool:
 
 
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    return own_device(info)
+    """The class's `self.device` design covers the tensors it places there; one that a later
+    method moves to somewhere else (`self.window.to(x.device)`) is outside that design."""
+    reason = own_device(info)
+    return None if reason is None or _moved_elsewhere(info, attr) else reason
+
+
+def _moved_elsewhere(info: ClassInfo, attr: str) -> bool:
+    """A method after construction moves `self.<attr>` to a target that is not the class's own
+    `self.device`."""
+    init_time = init_time_methods(info)
+    for name in method_reads(info).readers.get(attr, ()):
+        if name in init_time:
+            continue
+        me = self_name(info.methods[name])
+        for call in nodes_of(info.methods[name].body, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and _is_self_attr(func.value, me, attr):
+                if not any(_is_self_attr(n, me) and n.attr.value in _DEVICE_ATTRS for n in nodes_of(call, cst.Attribute)):
+                    return True
+    return False
 
 
 def own_device(info: ClassInfo) -> Optional[str]:

@@ -369,10 +369,13 @@ _BUFFER_WALK = re.compile(rb"\b(\w+)\s*\.\s*(?:named_buffers|buffers)\s*\(|\b(\w
 def _buffer_walk_lines(source: bytes) -> dict[int, str]:
     if b"buffers" not in source:  # `in` on bytes is a fast scan; the pattern is not
         return {}
-    return {
-        source.count(b"\n", 0, match.start()) + 1: (match.group(1) or match.group(2)).decode()
-        for match in _BUFFER_WALK.finditer(source)
-    }
+    found: dict[int, str] = {}
+    line, counted = 1, 0
+    for match in _BUFFER_WALK.finditer(source):  # lines counted onward from the last match, not from 0
+        line += source.count(b"\n", counted, match.start())
+        counted = match.start()
+        found[line] = (match.group(1) or match.group(2)).decode()
+    return found
 
 
 def _walks_buffers(node: ast.ClassDef, lines: dict[int, str]) -> Optional[str]:
@@ -745,10 +748,19 @@ class ProjectFacts:
         frontier = {qualified}
         seen = {qualified}
         while frontier:
-            frontier = {name for name, bases in self.hierarchy.items() if name not in seen and frontier & set(bases)}
+            frontier = {name for base in frontier for name in self._subclasses.get(base, ())} - seen
             seen |= frontier
             found.extend((name, self.classes[name]) for name in sorted(frontier) if self.module_of.get(name) != own_module)
         return found
+
+    @cached_property
+    def _subclasses(self) -> dict[str, list[str]]:
+        """Each class's direct subclasses (the hierarchy read the other way, indexed once)."""
+        index: dict[str, list[str]] = {}
+        for name, bases in self.hierarchy.items():
+            for base in dict.fromkeys(bases):
+                index.setdefault(base, []).append(name)
+        return index
 
     @cached_property
     def held_classes(self) -> frozenset[str]:

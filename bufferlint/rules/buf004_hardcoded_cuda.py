@@ -14,6 +14,7 @@ from bufferlint.analysis.torch_api import is_stateless_layer
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, self_name
+from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.forward import (
     FACTORIES,
     FlowState,
@@ -211,6 +212,9 @@ def _fix_obstacle(
     stored = _stored_in(small, method.self_name)
     submodule = isinstance(pin.subject, cst.Call) and analysis.resolver.is_module_call(pin.subject)
     if stored is not None and not submodule and stored not in (info.parameters | info.registered_buffers | info.submodules):
+        built = dotted_name(pin.subject.func) if isinstance(pin.subject, cst.Call) else None
+        if built is not None and built.rpartition(".")[2][:1].isupper():  # a class from elsewhere: maybe a module
+            return f"`{stored}` holds a `{built}`, not known to be a module, so the module's .to() may not place it"
         return f"`{stored}` is no parameter, buffer or submodule, so the module's .to() would not place it (BUF001)"
     if stored is None and not _registers(small, method.self_name):
         return "the tensor is not stored as module state, so the module's .to() would not place it"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.paths import always_runs
 from bufferlint.model import Finding
@@ -43,7 +45,9 @@ class RegisterBufferOutsideInit(Rule):
     ```
 
     Not reported: a registration behind a test (`if not hasattr(self, "pos"):`, a cache found
-    missing or too short), which runs once or when the cache is rebuilt, not on every call.
+    missing or too short) or after an early return taken while the cache is fresh
+    (`if self.pos is not None and self.pos.shape[-1] >= n: return ...`), which runs once or when
+    the cache is rebuilt, not on every call.
 
     ## Fix safety
     No fix: where the registration belongs and what it should hold needs a person.
@@ -63,6 +67,9 @@ class RegisterBufferOutsideInit(Rule):
             for registration in info.register_buffer_calls:
                 if id(registration.method) not in per_call or not always_runs(registration.site.top, registration.site.line):
                     continue  # not on the path, or behind a test (`if not hasattr(self, "pos")`, a stale cache)
+                me = self_name(registration.method)
+                if me is not None and cache_guard(registration.method, me, registration.site) is not None:
+                    continue  # after `if <cache is fresh>: return ...`: it runs on a cache miss
                 method = registration.method.name.value
                 buffer = f"`{registration.name}`" if registration.name else "a buffer"
                 where = "forward()" if method == "forward" else f"{method}() (reached from forward())"
