@@ -147,3 +147,16 @@ def test_safe_fix_casts_nothing_the_original_kept(case: Case, runtime: Runtime, 
     inputs = tuple(x.to(torch.bfloat16) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _inputs(old_module, runtime))
     with torch.no_grad():
         _assert_same_output(old(*inputs), new(*inputs))
+
+
+def test_buf007_findings_are_the_buffers_that_require_grad() -> None:
+    """fixtures/buf007/no_grad_cache.py: BUF007 reports exactly the buffers that require grad once
+    registered (grad mode decides for values computed from a parameter, not for the rest)."""
+    case = next(c for c in all_cases() if c.id == "buf007/no_grad_cache")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    reported = {re.search(r"Buffer `(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    module = load_module(case.path).OffsetAttention(2, torch.tensor([0, 3, 1]))
+    module.eval()
+    module.refresh()
+    requiring = {name for name, buffer in module.named_buffers() if buffer.requires_grad}
+    assert reported == requiring == {"raw", "fresh", "outside"}

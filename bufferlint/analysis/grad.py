@@ -14,7 +14,10 @@ import libcst as cst
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.flow import iter_sites
 from bufferlint.analysis.tensors import TensorInference
+from bufferlint.analysis.walk import nodes_of
 
+# Decorators and context managers under which nothing computed requires grad.
+_GRAD_OFF = frozenset(("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"))
 # Tensor methods whose result never requires grad, whatever the receiver.
 _GRAD_STOPPING_METHODS = frozenset("detach detach_ new_zeros new_ones new_empty new_full new_tensor".split())
 
@@ -84,6 +87,37 @@ class GradInference:
             assert isinstance(call.func, cst.Attribute)
             return self.reason(call.func.value, grad_locals)
         return None
+
+    def computed_without_grad(self, node: cst.BaseExpression, function: cst.FunctionDef, line: cst.SimpleStatementLine) -> bool:
+        """`node` is computed (not a parameter itself, not made to require grad) where grad is off:
+        in a method under `@torch.no_grad()` or in a `with torch.no_grad():` block, what it derives
+        from parameters carries no grad (`self.biases[:, idx]` for an eval-mode cache)."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            return False  # the parameter itself (or a local that may be one) keeps requires_grad
+        if isinstance(node, cst.Call) and self._call_reason(node, {}) is not None and method_name(node) is None:
+            return False  # `nn.Parameter(...)`, a factory given requires_grad=True: grad mode does not matter
+        if isinstance(node, cst.Call) and (requires_grad_flag(node) is not None or argument_keyword(node, "requires_grad") is not None):
+            return False
+        return self._grad_off(function, line)
+
+    def _grad_off(self, function: cst.FunctionDef, line: cst.SimpleStatementLine) -> bool:
+        for decorator in function.decorators:
+            target = decorator.decorator
+            if self.inference.qualify(target.func if isinstance(target, cst.Call) else target) in _GRAD_OFF:
+                return True
+        for block in nodes_of(function.body, cst.With):
+            if any(self._turns_grad_off(item.item) for item in block.items):
+                if any(inner is line for inner in nodes_of(block.body, cst.SimpleStatementLine)):
+                    return True
+        return False
+
+    def _turns_grad_off(self, item: cst.BaseExpression) -> bool:
+        if not isinstance(item, cst.Call):
+            return False
+        name = self.inference.qualify(item.func)
+        if name in _GRAD_OFF:
+            return True
+        return name == "torch.set_grad_enabled" and bool(item.args) and is_literal(item.args[0].value, "False")
 
     def locals_before(self, function: cst.FunctionDef, stop: cst.BaseSmallStatement) -> dict[str, str]:
         """Local names that hold grad-requiring tensors when `stop` runs (source order)."""

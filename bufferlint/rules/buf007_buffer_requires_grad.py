@@ -35,7 +35,9 @@ class BufferRequiresGrad(Rule):
     constant, register a tensor without grad: drop `requires_grad=True`, or pass `t.detach()`.
 
     Not reported: `nn.Parameter(t, requires_grad=False)`, which as a buffer collects no grad and
-    is moved and saved like any tensor.
+    is moved and saved like any tensor; a value computed from a parameter where grad is off (a
+    method under `@torch.no_grad()`, a `with torch.no_grad():` block), such as a cache gathered
+    from the biases when the module switches to eval mode.
 
     ## Fix safety
     No fix: only the author knows whether the tensor was meant to be trained.
@@ -59,7 +61,10 @@ class BufferRequiresGrad(Rule):
             return None
         owner = _owner(registration.call)
         grad = GradInference(analysis.inference, lambda node: parameter_reference(info, node, owner))
-        return grad.reason(tensor, grad.locals_before(registration.method, registration.site.small))
+        reason = grad.reason(tensor, grad.locals_before(registration.method, registration.site.small))
+        if reason is not None and grad.computed_without_grad(tensor, registration.method, registration.site.line):
+            return None  # derived from a parameter where grad is off: an eval-mode cache
+        return reason
 
 
 def _message(registration: RegisterBufferCall, reason: str) -> str:
