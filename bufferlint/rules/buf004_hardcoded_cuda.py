@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.cuda_intent import cuda_on_purpose, distributed_design, offloaded
 from bufferlint.analysis.torch_api import is_stateless_layer
 from bufferlint.analysis.walk import is_name, nodes_of
@@ -212,10 +212,11 @@ def _fix_obstacle(
     stored = _stored_in(small, method.self_name)
     submodule = isinstance(pin.subject, cst.Call) and analysis.resolver.is_module_call(pin.subject)
     if stored is not None and not submodule and stored not in (info.parameters | info.registered_buffers | info.submodules):
+        if any(a.kind is ValueKind.TENSOR for a in info.assignments_to(stored)):
+            return f"`{stored}` is no parameter, buffer or submodule, so the module's .to() would not place it (BUF001)"
         built = dotted_name(pin.subject.func) if isinstance(pin.subject, cst.Call) else None
-        if built is not None and built.rpartition(".")[2][:1].isupper():  # a class from elsewhere: maybe a module
-            return f"`{stored}` holds a `{built}`, not known to be a module, so the module's .to() may not place it"
-        return f"`{stored}` is no parameter, buffer or submodule, so the module's .to() would not place it (BUF001)"
+        held = f"holds a `{built}`, " if built is not None and built.rpartition(".")[2][:1].isupper() else "is "
+        return f"`{stored}` {held}not known to be a module, so the module's .to() may not place it"
     if stored is None and not _registers(small, method.self_name):
         return "the tensor is not stored as module state, so the module's .to() would not place it"
     return None
