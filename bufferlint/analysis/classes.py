@@ -72,7 +72,6 @@ class ClassInfo:
     register_buffer_calls: list[RegisterBufferCall] = field(default_factory=list)
     registered_parameters: set[str] = field(default_factory=set)
     deleted: set[str] = field(default_factory=set)
-    self_called: set[str] = field(default_factory=set)  # names its methods call on self (`self.build()`)
     super_init_index: Optional[int] = None
     super_init_line: Optional[cst.BaseStatement] = None
     bases_info: list["ClassInfo"] = field(default_factory=list)
@@ -183,7 +182,6 @@ class ClassCollector:
             info.register_buffer_calls.clear()
             info.registered_parameters.clear()
             info.deleted.clear()
-            info.self_called.clear()
         for func in _all_methods(info.node):
             self._scan_method(info, func, tensor_attrs, tensor_methods, again)
 
@@ -217,12 +215,11 @@ class ClassCollector:
         if type(small) is cst.Del:
             for deleted in _deleted_attrs(small.target, scope, self.inference):
                 info.deleted.add(deleted)
-        for call in _calls_on_self(small, scope):
-            method = call.func.attr.value  # type: ignore[attr-defined]
-            info.self_called.add(method)
-            if method not in REGISTRATIONS or not self.registrations:
-                continue
+        if not self.registrations:
+            return
+        for call in _calls_on_self(small, scope, REGISTRATIONS):
             name = _literal_string(call.args[0].value) if call.args else None
+            method = call.func.attr.value  # type: ignore[attr-defined]
             if method == "register_buffer":
                 looped = _looped_names(info, site, call.args[0].value, scope.self_name) if call.args and name is None else None
                 info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func, looped))
@@ -350,14 +347,13 @@ def _deleted_attrs(target: cst.BaseExpression, scope: Scope, inference: TensorIn
             yield attr
 
 
-def _calls_on_self(small: cst.CSTNode, scope: Scope) -> Iterator[cst.Call]:
-    """`self.<method>(...)` calls in a statement."""
+def _calls_on_self(small: cst.CSTNode, scope: Scope, methods: tuple[str, ...]) -> Iterator[cst.Call]:
     if scope.self_name is None:
         return
     attribute, name = cst.Attribute, cst.Name  # exact types: ABCMeta's isinstance is slow here
     for node in nodes_of(small, cst.Call):
         func = node.func
-        if type(func) is attribute and type(func.value) is name and func.value.value == scope.self_name:  # type: ignore[attr-defined]
+        if type(func) is attribute and type(func.value) is name and func.value.value == scope.self_name and func.attr.value in methods:  # type: ignore[attr-defined]
             yield node
 
 

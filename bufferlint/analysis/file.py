@@ -41,6 +41,9 @@ def _spells(word: str, text: Union[bytes, str]) -> bool:
 
 
 # Calls that fail without a GPU: at module level they make the whole file GPU-only.
+# `.name(`, spaces and line continuations allowed: every call of a method through an attribute.
+_CALLED_ATTRIBUTE = re.compile(r"\.[\s\\]*(\w+)[\s\\]*\(")
+_CALLED_ATTRIBUTE_BYTES = re.compile(_CALLED_ATTRIBUTE.pattern.encode())
 _CUDA_AT_IMPORT = frozenset(("torch.cuda.set_device", "torch.cuda.init", "torch.cuda.get_device_name", "torch.cuda.current_device"))
 
 
@@ -84,6 +87,21 @@ class FileAnalysis:
         finds it. Those collections walked whole dead trees: 1.9 s of a 19 s cold run on the
         benchmark corpus, 0.09 s once trees are freed here. The findings keep only their own nodes."""
         self.__dict__.clear()
+
+    def _may_call(self, method: str) -> bool:
+        """Whether the text may call `method` as an attribute (`self.build(`): a method it never
+        calls need not be asked whether it returns a tensor."""
+        names = self._called_attributes
+        return names is None or method in names
+
+    @cached_property
+    def _called_attributes(self) -> Optional[frozenset[str]]:
+        text = self._text
+        if text is None or (isinstance(text, bytes) and not ascii_spelled(self.module.encoding)):
+            return None
+        if isinstance(text, bytes):
+            return frozenset(name.decode() for name in _CALLED_ATTRIBUTE_BYTES.findall(text))
+        return frozenset(_CALLED_ATTRIBUTE.findall(text))
 
     def may_mention(self, *words: str) -> bool:
         """Whether the file's text holds one of `words` (True when the text is unknown): a name
@@ -212,7 +230,7 @@ class FileAnalysis:
         # recursion guard) makes answers depend on the order of asking.
         tensor_methods = frozenset(
             name for name in info.methods
-            if name in info.self_called and methods.returns_tensor(name, self.inference, scope_for)
+            if self._may_call(name) and methods.returns_tensor(name, self.inference, scope_for)
         )
         if tensor_attrs or tensor_methods:  # else the second pass would see what the first saw
             collector.collect_methods(info, tensor_attrs, tensor_methods, again=True)

@@ -616,16 +616,29 @@ class ForwardFacts:
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
                 blocked.add(site.small.target.value)
         blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
-        constants: set[str] = set()
+        constants: list[str] = []  # in the order found
+        seen_when: dict[str, int] = {}  # how many constants were visible when a name was last tested
         changed = True
         while changed:
             changed = False
+            visible = len(constants)
             method.constants = frozenset(constants)
             for name, exprs in values.items():
-                if name not in blocked and name not in constants and all(self.is_constant(e, method) for e in exprs):
-                    constants.add(name)
+                if name in blocked or name in method.constants or name in constants[visible:]:
+                    continue
+                # Only a constant found since its last test can change a name's answer.
+                if name in seen_when and not _mentions_any(exprs, constants[seen_when[name] : visible]):
+                    continue
+                seen_when[name] = visible
+                if all(self.is_constant(e, method) for e in exprs):
+                    constants.append(name)
                     changed = True
         return frozenset(constants)
+
+
+def _mentions_any(exprs: list[cst.BaseExpression], names: list[str]) -> bool:
+    wanted = set(names)
+    return bool(wanted) and any(node.value in wanted for e in exprs for node in nodes_of(e, cst.Name))
 
 
 class _Constant:
