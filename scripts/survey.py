@@ -224,7 +224,18 @@ FRESH5 = [
     lucidrains/conformer deepseek-ai/DeepSeek-V3 hustvl/Vim sail-sg/poolformer
     """.split()
 ]
-SETS = {"tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5}
+# Round 6 (fetched 2026-11-24, blind for the code after round 5's fixes); facebookresearch/moco's
+# mirror held no files.
+FRESH6 = [
+    (github.split("/")[1], github)
+    for github in """
+    ashawkey/stable-dreamfusion NVIDIA/BigVGAN huggingface/lerobot THUDM/CogVideo facebookresearch/MaskFormer
+    facebookresearch/barlowtwins facebookresearch/vicreg ViTAE-Transformer/ViTPose sczhou/ProPainter
+    TencentARC/T2I-Adapter tencent-ailab/IP-Adapter lucidrains/phenaki-pytorch lucidrains/iTransformer
+    lucidrains/ring-attention-pytorch microsoft/GLIP
+    """.split()
+]
+SETS = {"tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6}
 
 
 @dataclass
