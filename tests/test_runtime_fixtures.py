@@ -160,3 +160,26 @@ def test_buf007_findings_are_the_buffers_that_require_grad() -> None:
     module.refresh()
     requiring = {name for name, buffer in module.named_buffers() if buffer.requires_grad}
     assert reported == requiring == {"raw", "fresh", "outside"}
+
+
+def test_buf008_reports_the_frozen_parameters_that_can_be_buffers() -> None:
+    """fixtures/buf008/device_anchor.py: BUF008 reports a frozen parameter exactly when the class
+    still works with it as a buffer; a parameter that is only there so that next(self.parameters())
+    finds the device is not reported (as a buffer, that lookup raises StopIteration)."""
+    case = next(c for c in all_cases() if c.id == "buf008/device_anchor")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    module = load_module(case.path)
+    inputs = {"ImageFeeder": ([torch.zeros(2)],), "Centered": (torch.randn(2, 3),), "Padded": (torch.randn(2, 3),)}
+    still_working = set()
+    for name, args in inputs.items():
+        built = getattr(module, name)()
+        frozen = [n for n, p in built.named_parameters() if not p.requires_grad]
+        for attr in frozen:
+            built.register_buffer(attr, built._parameters.pop(attr).detach())
+        try:
+            built(*args)
+        except StopIteration:
+            continue
+        still_working.update(frozen)
+    assert reported == still_working == {"center", "spare"}

@@ -76,20 +76,22 @@ class ClassAttributes:
 
     def _wrapped_later(self, attr: str) -> Optional[str]:
         """`self.mask = torch.zeros(...)`, filled, then `self.mask = nn.Parameter(self.mask, ...)`
-        further down the same block of `__init__`: the plain tensor was scaffolding. (A wrap in
-        another branch only leaves this branch's tensor plain, and stays a finding.)"""
-        assignments = [a for a in self.info.assignments_to(attr) if a.in_init]
-        wraps = {id(a.site.line): a for a in assignments if a.kind in (ValueKind.PARAMETER, ValueKind.BUFFER)}
+        (or `self.bands = self.bands.tolist()`) further down the same block of `__init__`: the plain
+        tensor was scaffolding, and what the module keeps is a parameter, a buffer or host values.
+        (A replacement in another branch only leaves this branch's tensor plain, and stays a
+        finding; so does a tensor assigned again after construction.)"""
+        assignments = self.info.assignments_to(attr)
+        replacing = {id(a.site.line): a for a in assignments if a.in_init and _replaces_tensor(a)}
         tensors = [a for a in assignments if a.kind is ValueKind.TENSOR]
-        if not wraps or not tensors:
+        if not replacing or not tensors or not all(a.in_init for a in tensors):
             return None
         for tensor in tensors:
-            block = _block_holding(tensor.method, tensor.site.line)
-            later = block[next(i for i, s in enumerate(block) if s is tensor.site.line) + 1 :]
-            if not any(id(s) in wraps for s in later):
+            if not any(id(s) in replacing for s in _statements_after(tensor.method, tensor.site.line)):
                 return None
-        kind = next(iter(wraps.values())).kind.value
-        return f"`{attr}` becomes an {kind} further down __init__()"
+        last = next(iter(replacing.values()))
+        if last.kind in (ValueKind.PARAMETER, ValueKind.BUFFER):
+            return f"`{attr}` becomes an {last.kind.value} further down __init__()"
+        return f"`{attr}` becomes host values (`.{_host_method(last.value)}()`) further down __init__()"
 
     def _unseen_registration(self, attr: str) -> Optional[str]:
         """The name may be a buffer already: the class or a base registers buffers under names
@@ -136,11 +138,45 @@ class ClassAttributes:
         return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses, self.analysis.mentions)
 
 
-def _block_holding(func: cst.FunctionDef, line: cst.SimpleStatementLine) -> Sequence[cst.BaseStatement]:
-    for block in nodes_of(func.body, cst.IndentedBlock):
-        if any(s is line for s in block.body):
-            return block.body
-    return [line]
+# Tensor methods whose result lives on the host as Python or NumPy values, not as a tensor.
+_HOST_METHODS = frozenset(("tolist", "item", "numpy"))
+
+
+def _host_method(value: Optional[cst.BaseExpression]) -> Optional[str]:
+    """`tolist` for `<anything>.tolist()`: the value is no tensor, wherever it came from."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _HOST_METHODS:
+        return value.func.attr.value
+    return None
+
+
+def _replaces_tensor(assignment: AttrAssignment) -> bool:
+    """Whether the assignment leaves a parameter, a buffer or host values in place of a tensor."""
+    if assignment.augmented:
+        return False
+    return assignment.kind in (ValueKind.PARAMETER, ValueKind.BUFFER) or _host_method(assignment.value) is not None
+
+
+def _statements_after(func: cst.FunctionDef, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
+    """The statements that run after `line` whichever branch it sits in: those after it in its
+    own block, then those after each compound statement that holds it, out to the function."""
+    path = _blocks_to(func.body, line)
+    return [s for body, index in path or () for s in body[index + 1 :]]
+
+
+def _blocks_to(block: cst.BaseSuite, line: cst.SimpleStatementLine) -> Optional[list[tuple[Sequence[cst.BaseStatement], int]]]:
+    """For each indented block from `block` down to `line`: its statements and the index of the
+    one holding `line`; None when `line` is not inside."""
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    for index, statement in enumerate(block.body):
+        if statement is line:
+            return [(block.body, index)]
+        if isinstance(statement, cst.BaseCompoundStatement):
+            for inner in nodes_of(statement, cst.IndentedBlock):
+                found = _blocks_to(inner, line)
+                if found is not None:
+                    return [(block.body, index), *found]
+    return None
 
 
 def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes:

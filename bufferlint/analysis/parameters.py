@@ -20,6 +20,7 @@ import libcst as cst
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.intent import method_reads
 from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of
@@ -28,6 +29,7 @@ from bufferlint.analysis.walk import is_name, nodes_of
 # submodules, whose parameters are not the class's own).
 _PARAMETER_SOURCES = frozenset("parameters named_parameters modules named_modules _parameters".split())
 _SUBMODULE_PARAMETERS = frozenset(("weight", "bias"))
+_PLAIN_MODULE = frozenset(("torch.nn.Module", "torch.nn.modules.module.Module"))
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,23 @@ class Unfreezing:
         if attr in self.names:
             return True
         return any(id(c.node) in self.everything_in for c in (info, *related))
+
+
+def presence_only(info: ClassInfo, attr: str, related: list[ClassInfo]) -> bool:
+    """A frozen parameter that nothing in its class reads, and that is the only parameter and the
+    class holds no submodule: its one effect is that `parameters()` is not empty, which code
+    reading the module's device or dtype from `next(self.parameters())` relies on. As a buffer it
+    would leave `parameters()` empty and that code raising StopIteration."""
+    owners = (info, *info.ancestors())
+    if not all(_bases_known(c) for c in owners) or any(c.parameters - {attr} or c.submodules for c in owners):
+        return False
+    return not any(attr in method_reads(c).readers for c in (info, *related))
+
+
+def _bases_known(info: ClassInfo) -> bool:
+    """Every base is nn.Module itself or a class of this file (whose parameters are known)."""
+    known = {b.name for b in info.bases_info}
+    return all(q in _PLAIN_MODULE or n in known for n, q in zip(info.base_names, info.qualified_bases))
 
 
 def related_classes(info: ClassInfo, all_classes: list[ClassInfo]) -> list[ClassInfo]:

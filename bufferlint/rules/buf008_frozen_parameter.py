@@ -14,6 +14,7 @@ from bufferlint.analysis.parameters import (
     find_unfreezing,
     frozen_parameters,
     parameter_reference,
+    presence_only,
     quantized_slot,
     related_classes,
 )
@@ -68,6 +69,10 @@ class FrozenParameterRule(Rule):
     fills by name: a class with a frozen parameter left uninitialised with a packed type
     (`torch.empty(..., dtype=torch.int8)`, `int32`, fp8) has no finding.
 
+    A frozen parameter that nothing in its class reads, when it is the class's only parameter and
+    the class holds no submodule, is there to make `parameters()` non-empty: code that reads the
+    module's device as `next(self.parameters()).device` needs it. No finding.
+
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
     stay the same, but `mean` leaves `parameters()`: an optimizer built over all parameters has one
@@ -113,6 +118,8 @@ class FrozenParameterRule(Rule):
                     continue
                 if analysis.project.may_unfreeze(parameter.attr) is not None:
                     continue  # a training script unfreezes it by name: it is trained
+                if presence_only(info, parameter.attr, related):
+                    continue  # it is there to be in parameters() (a device anchor), not to be read
                 yield self._finding(analysis, info, parameter, frozen)
 
     def _finding(
