@@ -5,7 +5,7 @@ Layout of one case `fixtures/<group>/<name>.py`:
 - `<name>.fixed.py`: the text after `--fix` (absent: fixing must leave the file unchanged);
 - `<name>.unsafe.py`: the text after `--fix --unsafe-fixes` (absent: same as `.fixed.py`);
 - header comments in the module: `# fixture-settings: {"select": ["BUF006"]}` (JSON, Settings
-  fields) and `# runtime: Class(args) -> input expression` for the torch-backed checks;
+  fields; `"project-scan": true` adds what the CLI's project pre-pass finds in the file) and `# runtime: Class(args) -> input expression` for the torch-backed checks;
   `# runtime-meta: ...` also runs both modules moved to the meta device under the CUDA device
   rules (a fix must not make an op mix devices where the original did not), and
   `# runtime-cast: ...` also compares them cast with `.to(torch.bfloat16)` (a safe fix must not
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from bufferlint.analysis.project import scan_project
 from bufferlint.config import Settings
 from bufferlint.model import Finding
 
@@ -57,6 +58,11 @@ class Case:
         match = _SETTINGS.search(self.source.decode("utf-8", "replace"))
         values = json.loads(match.group("json")) if match else {}
         fields = {k.replace("-", "_"): tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        if fields.pop("project_scan", False):
+            # What a run over this one file knows about its project (the CLI's pre-pass).
+            scan = scan_project([str(self.path)])
+            fields["project"] = scan.facts
+            fields["module_bases"] = tuple(fields.get("module_bases", ())) + scan.bases
         return Settings(**{**fields, "unsafe_fixes": unsafe})
 
     def runtimes(self) -> list[Runtime]:

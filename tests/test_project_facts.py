@@ -308,3 +308,36 @@ def test_a_change_in_another_file_is_seen_through_the_cache(tmp_path: Path, caps
     main(run)
     assert json.loads(capsys.readouterr().out) == []
     assert torch.__version__  # torch is imported only for the construction test above
+
+
+MASKED_BLOCK = MODEL_HEAD + (
+    "\n\nclass Block(nn.Module):\n"
+    "    def __init__(self, width, mask: torch.Tensor = None):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(width, width)\n"
+    "        self.mask = mask\n\n"
+    "    def forward(self, x):\n"
+    "        self.mask = self.mask.to(x.device) if self.mask is not None else None\n"
+    "        return self.lin(x) if self.mask is None else self.lin(x) + self.mask\n\n\n"
+    "class Tower(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.block = Block(4)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "other, expected",
+    [
+        ("from pkg.blocks import Tower\n", []),  # only the tower is used elsewhere: no block gets a mask
+        ("from pkg.blocks import Block\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ("from pkg import blocks\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ("from pkg.blocks import *\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+    ],
+    ids=["tower-only", "block-imported", "module-imported", "star-imported"],
+)
+def test_an_argument_no_construction_gives(other: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`self.mask = mask` (default None) is always None when the file builds the class without a
+    mask and no import of the run reaches the class: another file may build it with one."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/blocks.py": MASKED_BLOCK, "pkg/train.py": other})
+    assert _summary(_findings(capsys, root)) == expected

@@ -3,6 +3,7 @@ the module, and nothing left behind after `.to("meta")` once every finding is fi
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -183,3 +184,22 @@ def test_buf008_reports_the_frozen_parameters_that_can_be_buffers() -> None:
             continue
         still_working.update(frozen)
     assert reported == still_working == {"center", "spare"}
+
+
+def test_attributes_no_construction_gives_are_none_in_every_instance() -> None:
+    """fixtures/trust/never_given.py: the blocks reported are exactly those whose `mask` holds a
+    tensor in some instance the file builds; in the others it is None in every instance."""
+    case = next(c for c in all_cases() if c.id == "trust/never_given")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    classes = [n for n in ast.parse(case.source).body if isinstance(n, ast.ClassDef)]
+    reported = {
+        next(c.name for c in classes if c.lineno <= f.location.row <= (c.end_lineno or c.lineno)) for f in findings
+    }
+    module = load_module(case.path)
+    holding = set()
+    for tower in (module.VisionTower(), module.TextTower()):
+        for block in tower.modules():
+            if isinstance(getattr(block, "mask", None), torch.Tensor):
+                holding.add(type(block).__name__)
+    assert sorted(f.code for f in findings) == ["BUF001", "BUF002"]
+    assert reported == holding == {"CausalBlock"}

@@ -4,7 +4,8 @@ For each attribute the class assigns a tensor (or, for BUF002, moves like one), 
 - `defining`: the assignment that gives it its tensor (the first in `__init__`);
 - `quiet`: why it is plain on purpose (intent.py), or why its device does not matter here (the
   project creates tensors on the GPU by default, a base in another file moves them itself, it is
-  a 0-dim tensor), or None;
+  a 0-dim tensor, no construction of the class gives the argument it is stored from:
+  never_given.py), or None;
 - `evidence`: where its device matters (evidence.py).
 Where it would become a buffer, and what that must prove, is the fix's business
 (fixes/register_buffer.py, analysis/hazards.py).
@@ -24,6 +25,7 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.intent import Family, deliberate_reason
+from bufferlint.analysis.never_given import never_given
 from bufferlint.analysis.walk import nodes_of
 
 
@@ -64,7 +66,7 @@ class ClassAttributes:
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
         return (
             reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr)
-            or self._zero_dim(attr) or self._by_design()
+            or self._zero_dim(attr) or self._by_design() or never_given(self.analysis, self.info, attr)
         )
 
     def _by_design(self) -> Optional[str]:

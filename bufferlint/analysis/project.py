@@ -83,9 +83,12 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
     index = FileIndex(module, facts=file_facts(tree, module, source))
     package = module if is_package else module.rpartition(".")[0]
     local: dict[str, str] = {}
+    imports: set[str] = set()
     for node in top_level(tree.body):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            local.update(_import_bindings(node, package))
+            bindings = _import_bindings(node, package)
+            local.update(bindings)
+            imports.update(_imported_names(node, package, bindings))
         elif isinstance(node, ast.ClassDef):
             local[node.name] = f"{module}.{node.name}"
     for node in top_level(tree.body):
@@ -93,7 +96,21 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
             bases = [_qualify(base, local) for base in node.bases]
             index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
     index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
+    index.facts.imports = tuple(sorted(imports - {""}))
     return index
+
+
+def _imported_names(node: ast.stmt, package: str, bindings: dict[str, str]) -> set[str]:
+    """What an import names (ProjectFacts.imported_elsewhere): the targets it binds, each module
+    `import a.b` loads in full, and `*m` for `from m import *`."""
+    names = set(bindings.values())
+    if isinstance(node, ast.Import):
+        names.update(alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+        source = _absolute(node.module or "", node.level, package)
+        if source:
+            names.add(f"*{source}")
+    return names
 
 
 def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:

@@ -111,21 +111,22 @@ class FileFacts:
     resumes_optimizer: Optional[int] = None  # line of the first optimizer (or trainer) state load
     functions: tuple[str, ...] = ()  # top-level functions
     complex_functions: tuple[str, ...] = ()  # those of them that may build complex tensors
+    imports: tuple[str, ...] = ()  # what its top-level imports name, qualified (`from m import *`: `*m`)
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
-            self.resumes_optimizer, self.functions, self.complex_functions,
+            self.resumes_optimizer, self.functions, self.complex_functions, self.imports,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
-        classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions, complex_functions = data
+        classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions, complex_functions, imports = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
-            tuple(functions), tuple(complex_functions),
+            tuple(functions), tuple(complex_functions), tuple(imports),
         )
 
 
@@ -658,6 +659,7 @@ class ProjectFacts:
         self.resumes_optimizer: Optional[str] = None
         self.functions: set[str] = set()
         self.complex_functions: set[str] = set()
+        self.imported: set[str] = set()  # every name or module an import of the run names
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -679,6 +681,7 @@ class ProjectFacts:
             self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
+        self.imported.update(facts.imports)
 
     def _digest(self) -> str:
         if not self.classes and not self.hierarchy and not self.unfrozen:
@@ -691,6 +694,7 @@ class ProjectFacts:
                 sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
                 sorted(self.functions),
                 sorted(self.complex_functions),
+                sorted(self.imported),
             ],
             separators=(",", ":"),
         )
@@ -704,6 +708,15 @@ class ProjectFacts:
 
     def __repr__(self) -> str:
         return f"ProjectFacts({self.digest or 'empty'})"
+
+    def imported_elsewhere(self, qualified: str) -> bool:
+        """Whether some import of the run may reach the class `qualified`: one names it (a
+        re-export names it too), names its module as a value, or imports `*` from its module.
+        (Other files then may build it, and what they pass is not read.) Reaching it through an
+        attribute path from a package imported alone (`import pkg`, then `pkg.mod.Cls`) is not
+        seen."""
+        module = qualified.rpartition(".")[0]
+        return qualified in self.imported or module in self.imported or f"*{module}" in self.imported
 
     @property
     def known(self) -> bool:

@@ -1,0 +1,221 @@
+"""Constructor arguments that no construction of a class gives: what `__init__` stores from one is
+always its default, None, so where it lives never matters.
+
+A transformer block copied from CLIP keeps `self.attn_mask = attn_mask` (`attn_mask=None` in its
+signature) and re-homes it in `attention()`; the vision towers that copy it build the block, and
+the `Transformer` around it, without a mask. In every instance the project makes the attribute
+is None, and a finding about its device would be a false alarm. This is proved only from what the
+run shows, so that an unseen caller can only cost a finding, never make one false:
+- the class is built in its own file at least once, and its name appears there only in those
+  calls (and in `super(Cls, self)`): it is not handed around as a value;
+- no import of the run may reach it (its name, its module, a package above it, or `*` from one of
+  them), and no class of the file derives from it;
+- each call leaves the parameter out, passes `None` (or a local of the enclosing `__init__` that
+  only ever holds None), or passes a parameter of the enclosing class's `__init__` that it never
+  rebinds and that is itself never given (the same proof, one class up, at most `_MAX_DEPTH`
+  classes up).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.walk import is_name, nodes_of
+
+_MAX_DEPTH = 4
+_CACHE_ATTR = "_never_given_calls"
+_REBINDING = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr, cst.AsName)
+
+
+def never_given(analysis: FileAnalysis, info: ClassInfo, attr: str) -> Optional[str]:
+    """Why `self.<attr>` is always None, or None when that is not proved."""
+    init = info.init
+    if init is None or not analysis.project.known:
+        return None
+    parameter = _stored_parameter(info, init, attr)
+    if parameter is None or not _never_given(analysis, info.node, parameter, 0):
+        return None
+    return f"no construction of {info.name} in the project gives `{parameter}` (it defaults to None): `{attr}` is always None"
+
+
+def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str) -> Optional[str]:
+    """`p` when `__init__` only ever stores its None-default parameter `p` (or None) in the
+    attribute, and other methods only store values derived from the attribute itself."""
+    stored: set[str] = set()
+    for assignment in info.assignments_to(attr):
+        value = assignment.value
+        if value is None or assignment.augmented:
+            return None
+        if assignment.method is init:
+            if is_name(value, "None"):
+                continue
+            if not isinstance(value, cst.Name):
+                return None
+            stored.add(value.value)
+        elif not _mentions_attribute(value, attr):
+            return None
+    if len(stored) != 1:
+        return None
+    parameter = stored.pop()
+    return parameter if parameter in _none_defaults(init) and not _rebinds(init, parameter) else None
+
+
+def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
+    return any(a.attr.value == attr for a in nodes_of(node, cst.Attribute))
+
+
+def _none_defaults(func: cst.FunctionDef) -> set[str]:
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    return {p.name.value for p in params if p.default is not None and is_name(p.default, "None")}
+
+
+def _rebinds(func: cst.FunctionDef, name: str) -> bool:
+    return any(name in _bound_names(_target(node)) for node in nodes_of(func.body, _REBINDING))
+
+
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The bare names an assignment target binds (`a`, `a, *b`; not `self.a` or `x[a]`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def _never_given(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, depth: int) -> bool:
+    """Whether no construction of `cls` gives `parameter` (see the module docstring)."""
+    if depth > _MAX_DEPTH or analysis.project.imported_elsewhere(f"{_module(analysis)}.{cls.name.value}"):
+        return False
+    init = _init_of(cls)
+    if init is None or parameter not in _none_defaults(init):
+        return False
+    calls = _constructions(analysis, cls)
+    if not calls:
+        return False
+    position = _position(init, parameter)
+    for call in calls:
+        given = _argument(call, parameter, position)
+        if given is None or is_name(given, "None"):
+            continue
+        if given is _SPLAT or not isinstance(given, cst.Name):
+            return False
+        enclosing = _enclosing_init(analysis, call)
+        if enclosing is None:
+            return False
+        outer_class, outer_init = enclosing
+        if _holds_only_none(outer_init, given.value):
+            continue
+        if _rebinds(outer_init, given.value) or not _never_given(analysis, outer_class, given.value, depth + 1):
+            return False
+    return True
+
+
+def _holds_only_none(func: cst.FunctionDef, name: str) -> bool:
+    """`name` is a local of `func` that every binding sets to None (`attn_mask = None`)."""
+    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+    if any(p.name.value == name for p in params):
+        return False
+    bindings = [node for node in nodes_of(func.body, _REBINDING) if name in _bound_names(_target(node))]
+    return bool(bindings) and all(
+        isinstance(node, cst.AssignTarget) and _assigned_none(func, node) for node in bindings
+    )
+
+
+def _assigned_none(func: cst.FunctionDef, target: cst.AssignTarget) -> bool:
+    return any(
+        any(t is target for t in assign.targets) and is_name(assign.value, "None")
+        for assign in nodes_of(func.body, cst.Assign)
+    )
+
+
+def _target(node: cst.CSTNode) -> cst.BaseExpression:
+    target = node.name if isinstance(node, cst.AsName) else getattr(node, "target", None)
+    return target if target is not None else cst.Name("_")
+
+
+_SPLAT = cst.Name("_")  # stands for `*args` / `**kwargs` at a call: may give anything
+
+
+def _argument(call: cst.Call, parameter: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
+    """What the call passes for `parameter`: its value, `_SPLAT`, or None when it passes nothing."""
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return _SPLAT
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+            continue
+        if position is not None and positional == position:
+            return arg.value
+        positional += 1
+    return None
+
+
+def _position(init: cst.FunctionDef, parameter: str) -> Optional[int]:
+    """The index among positional arguments (after `self`), or None for a keyword-only one."""
+    names = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
+    return names.index(parameter) if parameter in names else None
+
+
+def _module(analysis: FileAnalysis) -> str:
+    from bufferlint.analysis.project import module_name
+
+    return module_name(analysis.filename)
+
+
+def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+
+
+def _constructions(analysis: FileAnalysis, cls: cst.ClassDef) -> list[cst.Call]:
+    """The calls `Cls(...)` of the file; empty when the name is also used otherwise (handed
+    around, a base of another class, rebound)."""
+    index = _file_index(analysis)
+    name = cls.name.value
+    calls = index.calls.get(name, [])
+    allowed = len(calls) + index.super_args.get(name, 0) + 1  # the calls, `super(Cls, self)`, the class's own name
+    return calls if index.mentions.get(name, 0) == allowed else []
+
+
+class _FileIndex:
+    """Per file: the calls of each bare name, how often each name occurs, and which `__init__`
+    holds each call."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.calls: dict[str, list[cst.Call]] = {}
+        self.super_args: dict[str, int] = {}
+        self.mentions: dict[str, int] = {}
+        self.init_of_call: dict[int, tuple[cst.ClassDef, cst.FunctionDef]] = {}
+        for name in nodes_of(module, cst.Name):
+            self.mentions[name.value] = self.mentions.get(name.value, 0) + 1
+        for call in nodes_of(module, cst.Call):
+            if isinstance(call.func, cst.Name):
+                self.calls.setdefault(call.func.value, []).append(call)
+                if call.func.value == "super" and call.args and isinstance(call.args[0].value, cst.Name):
+                    first = call.args[0].value.value
+                    self.super_args[first] = self.super_args.get(first, 0) + 1
+        for cls in nodes_of(module, cst.ClassDef):
+            init = _init_of(cls)
+            if init is None:
+                continue
+            for call in nodes_of(init.body, cst.Call):  # an inner class's own calls are mapped after
+                self.init_of_call[id(call)] = (cls, init)
+
+
+def _file_index(analysis: FileAnalysis) -> _FileIndex:
+    index: Optional[_FileIndex] = analysis.__dict__.get(_CACHE_ATTR)
+    if index is None:
+        index = analysis.__dict__[_CACHE_ATTR] = _FileIndex(analysis.module)
+    return index
+
+
+def _enclosing_init(analysis: FileAnalysis, call: cst.Call) -> Optional[tuple[cst.ClassDef, cst.FunctionDef]]:
+    return _file_index(analysis).init_of_call.get(id(call))
