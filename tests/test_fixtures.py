@@ -54,3 +54,13 @@ def _update_fixed(case: Case, unsafe: bool, fixed: bytes) -> None:
         unsafe_path.write_bytes(fixed)
     elif unsafe_path.exists():
         unsafe_path.unlink()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_finding_says_why_its_fix_is_unsafe_or_absent(case: Case) -> None:
+    """A user reads the tier off the message: an unsafe fix names what was not proved
+    (`; unsafe: ...`), a finding without a fix says why (`; no fix: ...`), a safe fix says neither."""
+    for finding in check_bytes(case.source, case.path.name, case.settings()).findings:
+        tier = "none" if finding.fix is None else finding.fix.applicability.value
+        said = "none" if "; no fix: " in finding.message else "unsafe" if "; unsafe: " in finding.message else "safe"
+        assert said == tier, finding_line(finding)

@@ -136,6 +136,10 @@ class ConstantRebuiltInForward(Rule):
                 taken.add(name)
                 edits = (Replace(found.call, found.replacement.build(name)), insert)
                 fix = Fix(Applicability.UNSAFE, f"Hoist into __init__ as non-persistent buffer `{name}`", edits)
+                message += (
+                    "; unsafe: that the code building it runs at construction too, and that no caller relied on "
+                    "a fresh tensor per call, is not proved"
+                )
             else:
                 reason = "no __init__ with super().__init__() to build it in"
         if reason is not None:

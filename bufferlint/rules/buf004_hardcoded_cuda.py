@@ -90,7 +90,7 @@ class HardcodedCuda(Rule):
     input.
 
     ## Fix safety
-    Always unsafe, since the tensor ends up somewhere else than before. In `__init__` (and for
+    Always unsafe, since the tensor ends up somewhere else than before (the message says where). In `__init__` (and for
     parameters, buffers and submodules used in `forward`) the fix drops the pin and lets the
     module's `.to()` place the tensor; in `forward` and the helpers it calls, the pin becomes the
     device of an input: `device=x.device`, `.to(x.device)`. No fix when an obligation fails:
@@ -155,11 +155,13 @@ class HardcodedCuda(Rule):
                 if role is not Role.INIT and _moves_input(facts, pin, site.state, method):
                     continue
                 kept = _fix_obstacle(analysis, info, role, method, site.site, pin)
-                fix = None if kept is not None else _fix(facts, info, role, method, pin)
+                fixed = None if kept is not None else _fix(facts, info, role, method, pin)
                 message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
-                if fix is None:
+                if fixed is None:
                     message += "; no fix: " + (kept or _no_fix_reason(role))
-                yield self.finding(analysis, pin.call, message, fix)
+                else:
+                    message += f"; unsafe: {fixed[1]}"
+                yield self.finding(analysis, pin.call, message, None if fixed is None else fixed[0])
 
 
 def _placed_on_purpose(info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> bool:
@@ -338,15 +340,18 @@ def _moves_input(facts: ForwardFacts, pin: Pin, state: FlowState, method: PathMe
     return pin.subject is not None and facts.derived(pin.subject, state, method, inputs_only=True)
 
 
-def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> Optional[Fix]:
+def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> Optional[tuple[Fix, str]]:
+    """The fix, and why it is unsafe (where the tensor lives afterwards, which is the point)."""
     if role is Role.INIT or (role is Role.FORWARD and _registered_state(info, pin, method)):
         replacement = _unpinned(facts, pin, method)
         if replacement is None:
             return None
-        return Fix(Applicability.UNSAFE, "Drop the device pin; the module's .to() places the tensor", (Replace(pin.call, replacement),))
+        fix = Fix(Applicability.UNSAFE, "Drop the device pin; the module's .to() places the tensor", (Replace(pin.call, replacement),))
+        return fix, "it then lives where the module is moved (the CPU until then), not on the current GPU"
     if role is Role.FORWARD and method.device_input is not None:
         replacement = _on_input_device(pin, method.device_input, facts)
-        return Fix(Applicability.UNSAFE, f"Use the device of `{method.device_input}`", (Replace(pin.call, replacement),))
+        fix = Fix(Applicability.UNSAFE, f"Use the device of `{method.device_input}`", (Replace(pin.call, replacement),))
+        return fix, f"it then lives on `{method.device_input}`'s device, not on the current GPU"
     return None
 
 

@@ -75,6 +75,7 @@ class RegisterBufferOutsideInit(Rule):
                 where = "forward()" if method == "forward" else f"{method}() (reached from forward())"
                 message = (
                     f"register_buffer() in {where} registers {buffer} again on every call; register it once "
-                    "in __init__ (None is fine) and assign the tensor here"
+                    "in __init__ (None is fine) and assign the tensor here; no fix: where the registration belongs "
+                    "and what it should hold first needs a person"
                 )
                 yield self.finding(analysis, registration.call, message)

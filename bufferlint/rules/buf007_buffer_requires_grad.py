@@ -53,7 +53,7 @@ class BufferRequiresGrad(Rule):
             for registration in info.register_buffer_calls:
                 reason = self._reason(analysis, info, registration)
                 if reason is not None:
-                    yield self.finding(analysis, registration.call, _message(registration, reason))
+                    yield self.finding(analysis, registration.call, _message(registration, reason) + _NO_FIX)
 
     def _reason(self, analysis: FileAnalysis, info: ClassInfo, registration: RegisterBufferCall) -> Optional[str]:
         tensor = argument(registration.call, "tensor", 1)
@@ -65,6 +65,9 @@ class BufferRequiresGrad(Rule):
         if reason is not None and grad.computed_without_grad(tensor, registration.method, registration.site.line):
             return None  # derived from a parameter where grad is off: an eval-mode cache
         return reason
+
+
+_NO_FIX = "; no fix: whether it was meant to be trained is for its author to say"
 
 
 def _message(registration: RegisterBufferCall, reason: str) -> str:

@@ -93,7 +93,8 @@ class FrozenParameterRule(Rule):
     6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
        `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
        `resume_from_checkpoint`, accelerate's `load_state()`): resuming a run saved before the
-       change would fail.
+       change would fail if that optimizer covers the parameter, which the analysis does not try
+       to prove either way (the message names the file and says so).
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
        reach this one, and then it was trained.
     """
@@ -140,6 +141,10 @@ class FrozenParameterRule(Rule):
             assert parameter.data is not None
             owner = parameter.assignment.scope.self_name or "self"
             fix = parameter_to_buffer(parameter.assignment.statement, owner, attr, parameter.data)
+            message += (
+                "; unsafe: it leaves parameters(), and no code outside the run that builds an optimizer over them "
+                "or unfreezes it is ruled out"
+            )
         else:
             message += f"; no fix: {blocker}"
         return self.finding(analysis, parameter.assignment.statement, message, fix)
@@ -183,8 +188,9 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         return bookkeeping
     if analysis.project.resumes_optimizer is not None:
         return (
-            f"the project restores optimizer state ({analysis.project.resumes_optimizer}): an optimizer over all "
-            "parameters would cover one tensor fewer, and resuming a checkpoint saved before the change fails"
+            f"the project restores optimizer state ({analysis.project.resumes_optimizer}), and that no restored "
+            "optimizer covers this parameter is not proved: one that does would cover one tensor fewer, and "
+            "resuming a checkpoint saved before the change would fail"
         )
     return None
 

@@ -78,7 +78,7 @@ class TensorContainerAttribute(Rule):
                 attributes = class_attributes(analysis, info)
                 if attributes.quiet(assignment.attr) is None and attributes.evidence(assignment.attr) is not None:
                     reported.add(assignment.attr)
-                    yield self.finding(analysis, assignment.statement, _message(assignment.attr, contents))
+                    yield self.finding(analysis, assignment.statement, _message(assignment.attr, contents) + _NO_FIX)
 
 
 def _rebuilt_after_construction(info: ClassInfo, attr: str) -> bool:
@@ -106,6 +106,9 @@ def _contents(walk: MethodContainers, assignment: AttrAssignment) -> Optional[Co
     assert assignment.value is not None
     found = walk.contents_at(assignment.statement, assignment.value)
     return found if found is not None else walk.filled_attr(assignment.attr, assignment.value)
+
+
+_NO_FIX = "; no fix: every reader of the attribute would change with it"
 
 
 def _message(attr: str, contents: Contents) -> str:

@@ -61,8 +61,11 @@ class ClassLevelTensor(Rule):
                 for small in line.body:
                     message = _message(info, small, scope, containers)
                     if message is not None:
-                        yield self.finding(analysis, small, message)
+                        yield self.finding(analysis, small, message + _NO_FIX)
                     track_locals(small, scope, analysis.inference)
+
+
+_NO_FIX = "; no fix: the class attribute may also be read through the class or by other classes"
 
 
 def _message(info: ClassInfo, small: cst.BaseSmallStatement, scope: Scope, containers: ContainerInference) -> Optional[str]:

@@ -83,6 +83,7 @@ class ForwardTensorWithoutDevice(Rule):
             message += f"; no fix: {method.name}() has no tensor argument to take the device from"
         else:
             fix = Fix(Applicability.UNSAFE, f"Add `device={source}.device`", (Replace(factory, with_device(factory, source)),))
+            message += f"; unsafe: it then lives on `{source}`'s device, and no use of it on the host is ruled out"
         return self.finding(analysis, factory, message, fix)
 
 
