@@ -247,9 +247,20 @@ FRESH7 = [
     OpenGVLab/InternImage Alpha-VLLM/Lumina-T2X
     """.split()
 ]
+# Round 8 (fetched 2026-11-26, blind for the code after round 7's fixes).
+FRESH8 = [
+    (github.split("/")[1], github)
+    for github in """
+    facebookresearch/TimeSformer facebookresearch/simsiam MCG-NJU/VideoMAE swz30/Restormer milesial/Pytorch-UNet
+    VainF/DeepLabV3Plus-Pytorch nianticlabs/monodepth2 richzhang/PerceptualSimilarity mseitzer/pytorch-fid
+    princeton-vl/DROID-SLAM autonomousvision/stylegan-xl NVlabs/eg3d salesforce/ALBEF tloen/alpaca-lora
+    WongKinYiu/yolov9 pytorch/rl facebookresearch/Detic ashawkey/torch-ngp isl-org/DPT zhanghang1989/ResNeSt
+    facebookresearch/pycls facebookresearch/nougat
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7,
+    "fresh7": FRESH7, "fresh8": FRESH8,
 }
 
 
