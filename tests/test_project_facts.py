@@ -341,3 +341,34 @@ def test_an_argument_no_construction_gives(other: str, expected: list[tuple[str,
     mask and no import of the run reaches the class: another file may build it with one."""
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/blocks.py": MASKED_BLOCK, "pkg/train.py": other})
     assert _summary(_findings(capsys, root)) == expected
+
+
+PLAIN_TABLE = MODEL_HEAD + (
+    "\n\nclass Warp(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.axes = torch.eye(3)\n\n"
+    "    def forward(self, x):\n"
+    "        return x @ self.axes.to(x.device)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "script, fix",
+    [
+        ("import json\n\n\ndef load(path):\n    return json.load(open(path))\n", "safe"),
+        ("import pickle\n\n\ndef load(path):\n    return pickle.load(open(path, 'rb'))\n", "safe"),  # data, mostly
+        ("import dill\n\n\ndef load(path):\n    return dill.load(open(path, 'rb'))\n", "unsafe"),
+        ("def reload(old, new):\n    copy_params_and_buffers(old, new, require_all=True)\n", "unsafe"),
+    ],
+    ids=["no-pickles", "pickle-load", "dill-load", "name-matched-copy"],
+)
+def test_a_project_that_restores_pickled_modules(script: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A module pickled before the fix lacks the new buffer, and a copy of parameters and buffers
+    matched by name (StyleGAN's `copy_params_and_buffers(..., require_all=True)`) fails on it:
+    the BUF001 fix is then unsafe, and says why."""
+    root = _project(tmp_path, {"warp.py": PLAIN_TABLE, "tools.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
+    assert _summary(findings) == [("warp.py", 8, "BUF001", fix)]
+    assert ("restores pickled modules or copies parameters and buffers by name (" in findings[0]["message"]) == (fix == "unsafe")
+

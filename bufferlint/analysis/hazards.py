@@ -23,7 +23,11 @@ The obligations (the rules' docs list them too):
 8. the project does not build modules on the meta device (non-persistent buffers are then never
    restored);
 9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`)
-   or overrides what lists them (`named_buffers()`, `state_dict()`, `_load_from_state_dict()`...).
+   or overrides what lists them (`named_buffers()`, `state_dict()`, `_load_from_state_dict()`...);
+10. the project does not restore pickled modules or copy parameters and buffers by name between
+   modules (`dill.load`, StyleGAN's `copy_params_and_buffers(require_all=True)`,
+   `persistence.persistent_class`, `load_network_pkl`): a module saved before the change lacks
+   the new buffer.
 """
 
 from __future__ import annotations
@@ -273,10 +277,18 @@ def own_bookkeeping(info: ClassInfo, analysis: FileAnalysis) -> Optional[str]:
 
 
 def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
-    """Obligation 8: non-persistent buffers are not restored by meta-device construction."""
+    """Obligation 8: non-persistent buffers are not restored by meta-device construction.
+    Obligation 10: no module pickled before the change is restored, and no code copies parameters
+    and buffers by name between two versions of a module."""
     where = context.analysis.project.meta_init
     if where is not None:
         hazards.unsafe.append(f"the project builds modules on the meta device ({where}): load_state_dict() never restores a non-persistent buffer")
+    pickles = context.analysis.project.pickles
+    if pickles is not None:
+        hazards.unsafe.append(
+            f"the project restores pickled modules or copies parameters and buffers by name ({pickles}): that no module "
+            "saved before the change is restored, or matched name by name against the new one, is not proved"
+        )
 
 
 def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[str]:

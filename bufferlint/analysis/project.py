@@ -219,7 +219,13 @@ class ProjectIndex:
     def facts(self, files: Iterable[tuple[str, FileIndex]]) -> ProjectFacts:
         """What fixes must prove about other files (project_facts.py), along the class hierarchy."""
         hierarchy = {name: [self.canonical(b) for b in bases] for name, bases in self.classes.items()}
-        return ProjectFacts(((path, index.facts) for path, index in files), hierarchy)
+        files = list(files)
+        # What imports name, also as where it is defined (an import through a re-export reaches it).
+        imported = {self._canonical_import(name) for _, index in files for name in index.facts.imports}
+        return ProjectFacts(((path, index.facts) for path, index in files), hierarchy, imported)
+
+    def _canonical_import(self, name: str) -> str:
+        return f"*{self.canonical(name[1:])}" if name.startswith("*") else self.canonical(name)
 
     def base_names(self) -> tuple[str, ...]:
         """Names under which the per-file pass may meet a project module class used as a base in

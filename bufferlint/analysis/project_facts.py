@@ -60,6 +60,12 @@ _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|la
 _FRESH_TENSOR_METHODS = frozenset("detach clone to float double half cuda cpu contiguous view reshape new_tensor".split())
 # The project creates tensors on the GPU by default (`torch.set_default_device("cuda")`).
 _DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type\([^)\n]*cuda")
+# Whole modules pickled and restored, or parameters and buffers copied by name between two
+# versions of a module (StyleGAN's `copy_params_and_buffers(..., require_all=True)`, its
+# `persistence.persistent_class` and `load_network_pkl`, dill pickles of models): a module saved
+# before a fix lacks the buffer the fix adds. (Plain `pickle.load` mostly reads data: not counted.)
+_PICKLE_WORDS = (b"dill", b"copy_params_and_buffers", b"persistent_class", b"load_network_pkl")
+_PICKLES = re.compile(rb"\bdill\.loads?\(|\bcopy_params_and_buffers\b|\bpersistent_class\b|\bload_network_pkl\(")
 _COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
@@ -112,28 +118,30 @@ class FileFacts:
     functions: tuple[str, ...] = ()  # top-level functions
     complex_functions: tuple[str, ...] = ()  # those of them that may build complex tensors
     imports: tuple[str, ...] = ()  # what its top-level imports name, qualified (`from m import *`: `*m`)
+    pickles: Optional[int] = None  # line of the first pickle load or name-matched parameter/buffer copy
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
-            self.resumes_optimizer, self.functions, self.complex_functions, self.imports,
+            self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
-        classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions, complex_functions, imports = data
+        (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
+         complex_functions, imports, pickles) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
-            tuple(functions), tuple(complex_functions), tuple(imports),
+            tuple(functions), tuple(complex_functions), tuple(imports), pickles,
         )
 
 
 def may_hold_facts(source: bytes) -> bool:
     """Whether a file without classes or imports may still hold a project fact (a script that
     unfreezes parameters or builds on the meta device)."""
-    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS, *_RESUME_WORDS)
+    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS, *_RESUME_WORDS, *_PICKLE_WORDS)
     return any(word in source for word in words)
 
 
@@ -155,6 +163,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
             facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
         facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source)
+    if any(word in source for word in _PICKLE_WORDS):
+        facts.pickles = _first_line(_PICKLES, source)
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
@@ -648,6 +658,7 @@ class ProjectFacts:
         self,
         files: Iterable[tuple[str, FileFacts]] = (),
         hierarchy: Optional[dict[str, list[str]]] = None,
+        imported: Iterable[str] = (),
     ) -> None:
         self.classes: dict[str, ClassFacts] = {}
         self.module_of: dict[str, str] = {}
@@ -657,9 +668,10 @@ class ProjectFacts:
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
         self.resumes_optimizer: Optional[str] = None
+        self.pickles: Optional[str] = None  # `path:line` of the first pickle load or name-matched copy
         self.functions: set[str] = set()
         self.complex_functions: set[str] = set()
-        self.imported: set[str] = set()  # every name or module an import of the run names
+        self.imported: set[str] = set(imported)  # every name or module an import of the run names
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -679,6 +691,8 @@ class ProjectFacts:
             self.default_device = f"{path}:{facts.default_device}"
         if facts.resumes_optimizer is not None and self.resumes_optimizer is None:
             self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
+        if facts.pickles is not None and self.pickles is None:
+            self.pickles = f"{path}:{facts.pickles}"
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
         self.imported.update(facts.imports)
@@ -692,6 +706,7 @@ class ProjectFacts:
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
                 sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
+                self.pickles,
                 sorted(self.functions),
                 sorted(self.complex_functions),
                 sorted(self.imported),
