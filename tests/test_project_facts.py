@@ -372,3 +372,41 @@ def test_a_project_that_restores_pickled_modules(script: str, fix: str, tmp_path
     assert _summary(findings) == [("warp.py", 8, "BUF001", fix)]
     assert ("restores pickled modules or copies parameters and buffers by name (" in findings[0]["message"]) == (fix == "unsafe")
 
+
+
+RENDERER = MODEL_HEAD + (
+    "\n\nclass Renderer(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.register_buffer('box', torch.zeros(6))\n"
+)
+FIELD = MODEL_HEAD + (
+    "from {package}.renderer import Renderer\n\n\n"
+    "class Field(Renderer):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(3, 3)\n"
+    "        self.box = torch.ones(6)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) * self.box[:3]\n"
+)
+
+
+@pytest.mark.parametrize(
+    "package, expected",
+    [("nerf", []), ("somelib", [("field.py", 10, "BUF001", "unsafe")])],
+    ids=["hidden-in-the-run", "outside-the-run"],
+)
+def test_a_base_whose_module_name_another_file_shares(package: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Research code run from its root imports folders without `__init__.py` by path
+    (`from nerf.renderer import Renderer`); two such files `nerf/renderer.py` and
+    `dnerf/renderer.py` share the module name `renderer`, so the base cannot be told apart. It is
+    in the run, and may register the name as a buffer (here it does): no finding. A base from a
+    package the run does not hold keeps the finding, with the unknown base named in the unsafe
+    fix. (`--module-bases` makes the subclass a module, as a project's other subclasses would.)"""
+    files = {"nerf/renderer.py": RENDERER, "dnerf/renderer.py": RENDERER, "fields/field.py": FIELD.format(package=package)}
+    root = _project(tmp_path, files)
+    findings = [f for f in _findings(capsys, root, "--module-bases", "Renderer") if f["code"] == "BUF001"]
+    assert _summary(findings) == expected
+    if expected:
+        assert f"base class {package}.renderer.Renderer is not among the linted files" in findings[0]["message"]

@@ -117,6 +117,10 @@ class ClassAttributes:
         for name, facts in lineage.ancestors if lineage is not None else ():
             if facts.moves(attr):
                 return f"base class {name} moves it with its own to()/_apply()"
+        if lineage is not None and lineage.outside is not None and project.hidden_in_run(lineage.outside):
+            # Its file is in the run, but another file takes the same module name: what it
+            # registers is not known, and a buffer of the base's is assigned, not left behind.
+            return f"base class {lineage.outside} is a file of the run whose module name another file shares: it may register `{attr}`"
         return None
 
     def _zero_dim(self, attr: str) -> Optional[str]:

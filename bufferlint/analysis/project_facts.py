@@ -672,6 +672,10 @@ class ProjectFacts:
         self.functions: set[str] = set()
         self.complex_functions: set[str] = set()
         self.imported: set[str] = set(imported)  # every name or module an import of the run names
+        # `nerf.renderer` -> the module names of the files `.../nerf/renderer.py` that define
+        # classes: how an import may name them when their folder has no `__init__.py`
+        self.path_modules: dict[str, set[str]] = {}
+        self.module_files: dict[str, int] = {}  # module name -> how many files of the run take it
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -696,6 +700,11 @@ class ProjectFacts:
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
         self.imported.update(facts.imports)
+        modules = {name.rpartition(".")[0] for name in facts.classes}
+        for module in modules:
+            self.module_files[module] = self.module_files.get(module, 0) + 1
+            for spelled in _path_module_names(path):
+                self.path_modules.setdefault(spelled, set()).add(module)
 
     def _digest(self) -> str:
         if not self.classes and not self.hierarchy and not self.unfrozen:
@@ -710,6 +719,7 @@ class ProjectFacts:
                 sorted(self.functions),
                 sorted(self.complex_functions),
                 sorted(self.imported),
+                sorted((k, sorted(v)) for k, v in self.path_modules.items()),
             ],
             separators=(",", ":"),
         )
@@ -732,6 +742,14 @@ class ProjectFacts:
         seen."""
         module = qualified.rpartition(".")[0]
         return qualified in self.imported or module in self.imported or f"*{module}" in self.imported
+
+    def hidden_in_run(self, qualified: str) -> bool:
+        """Whether the class `qualified`, which no file of the run defines under that name, is in
+        a file of the run whose path spells its module (`nerf/renderer.py` for `nerf.renderer.X`,
+        imported from a folder without `__init__.py`) and whose own module name another file
+        shares (`dnerf/renderer.py`), so that its classes could not be told apart."""
+        module = qualified.rpartition(".")[0]
+        return any(self.module_files.get(m, 0) > 1 for m in self.path_modules.get(module, ()))
 
     @property
     def known(self) -> bool:
@@ -808,6 +826,20 @@ class ProjectFacts:
         """Where the project turns `requires_grad` on for parameters it does not name (a loop over
         some module's `parameters()`): it may reach any parameter, or none of this class."""
         return None if self.unfreezes_any is None else f"{self.unfreezes_any} turns requires_grad on for parameters it does not name"
+
+
+def _path_module_names(path: str) -> list[str]:
+    """`a.b` and `x.a.b` for `.../x/a/b.py`: the dotted names of its last two and three path parts
+    (parts that are no identifiers end the list)."""
+    parts = path.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    names = []
+    for size in (2, 3):
+        tail = parts[-size:]
+        if len(tail) < size or not all(p.isidentifier() for p in tail):
+            break
+        names.append(".".join(tail))
+    return names
 
 
 def _overlaps(attr: str, word: str) -> bool:

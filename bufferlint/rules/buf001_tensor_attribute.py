@@ -50,8 +50,9 @@ class TensorAttribute(Rule):
     shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
     a base in any file, a `self.device` or `self._device` they keep, a project that sets its
-    default device), names that are buffers already, registered out of sight (by a loop over
-    a list of names, by a base class in any file, by a property's setter, under computed names),
+    default device), names that are buffers already, or may be, registered out of sight (by a
+    loop over a list of names, by a base class in any file, by a property's setter, under
+    computed names, by a base in a file of the run whose module name another file shares),
     a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`),
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives, where no import of the run reaches the class
