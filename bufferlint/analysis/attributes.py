@@ -23,10 +23,11 @@ from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import StatementSite, body_statements, child_suites
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.intent import Family, deliberate_reason
 from bufferlint.analysis.never_given import never_given
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.paths import enclosing
 
 
 class ClassAttributes:
@@ -65,7 +66,7 @@ class ClassAttributes:
         """Why the attribute is no finding whatever its uses, or None."""
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
         return (
-            reason or self._unseen_registration(attr) or self._wrapped_later(attr) or self._project_reason(attr)
+            reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._project_reason(attr)
             or self._zero_dim(attr) or self._by_design() or never_given(self.analysis, self.info, attr)
         )
 
@@ -76,7 +77,7 @@ class ClassAttributes:
             return f"the file calls {self.analysis.cuda_at_import} when imported: it only runs on a GPU"
         return None
 
-    def _wrapped_later(self, attr: str) -> Optional[str]:
+    def _replaced_later(self, attr: str) -> Optional[str]:
         """`self.mask = torch.zeros(...)`, filled, then `self.mask = nn.Parameter(self.mask, ...)`
         (or `self.bands = self.bands.tolist()`) further down the same block of `__init__`: the plain
         tensor was scaffolding, and what the module keeps is a parameter, a buffer or host values.
@@ -88,7 +89,7 @@ class ClassAttributes:
         if not replacing or not tensors or not all(a.in_init for a in tensors):
             return None
         for tensor in tensors:
-            if not any(id(s) in replacing for s in _statements_after(tensor.method, tensor.site.line)):
+            if not any(id(s) in replacing for s in _statements_after(tensor.method, tensor.site)):
                 return None
         last = next(iter(replacing.values()))
         if last.kind in (ValueKind.PARAMETER, ValueKind.BUFFER):
@@ -162,27 +163,20 @@ def _replaces_tensor(assignment: AttrAssignment) -> bool:
     return assignment.kind in (ValueKind.PARAMETER, ValueKind.BUFFER) or _host_method(assignment.value) is not None
 
 
-def _statements_after(func: cst.FunctionDef, line: cst.SimpleStatementLine) -> list[cst.BaseStatement]:
-    """The statements that run after `line` whichever branch it sits in: those after it in its
+def _statements_after(method: cst.FunctionDef, site: StatementSite) -> list[cst.BaseStatement]:
+    """The statements that run after `site` whichever branch it sits in: those after it in its
     own block, then those after each compound statement that holds it, out to the function."""
-    path = _blocks_to(func.body, line)
-    return [s for body, index in path or () for s in body[index + 1 :]]
+    after: list[cst.BaseStatement] = []
+    inner: cst.BaseStatement = site.line
+    for compound in reversed(enclosing(site.top, site.line)):
+        block = next(b for b in map(body_statements, child_suites(compound)) if any(s is inner for s in b))
+        after.extend(_following(block, inner))
+        inner = compound
+    return after + _following(body_statements(method.body), site.top)
 
 
-def _blocks_to(block: cst.BaseSuite, line: cst.SimpleStatementLine) -> Optional[list[tuple[Sequence[cst.BaseStatement], int]]]:
-    """For each indented block from `block` down to `line`: its statements and the index of the
-    one holding `line`; None when `line` is not inside."""
-    if not isinstance(block, cst.IndentedBlock):
-        return None
-    for index, statement in enumerate(block.body):
-        if statement is line:
-            return [(block.body, index)]
-        if isinstance(statement, cst.BaseCompoundStatement):
-            for inner in nodes_of(statement, cst.IndentedBlock):
-                found = _blocks_to(inner, line)
-                if found is not None:
-                    return [(block.body, index), *found]
-    return None
+def _following(block: Sequence[cst.BaseStatement], statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+    return list(block[next(i for i, s in enumerate(block) if s is statement) + 1 :])
 
 
 def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes:

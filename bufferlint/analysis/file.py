@@ -160,10 +160,10 @@ class FileAnalysis:
         without facts (an API call on one source) or for a class they do not index (a nested one)."""
         if not self.project.known or id(info.node) not in self._top_level_ids:
             return None
-        return self.project.lineage(f"{self._module_name}.{info.name}")
+        return self.project.lineage(f"{self.module_name}.{info.name}")
 
     def qualified(self, info: ClassInfo) -> str:
-        return f"{self._module_name}.{info.name}"
+        return f"{self.module_name}.{info.name}"
 
     @cached_property
     def cuda_at_import(self) -> Optional[str]:
@@ -191,10 +191,10 @@ class FileAnalysis:
     def is_test(self) -> bool:
         """A test or benchmark module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`,
         `benchmarks/`, `benchmark_*.py`)."""
-        return is_test_module(self._module_name)
+        return is_test_module(self.module_name)
 
     @cached_property
-    def _module_name(self) -> str:
+    def module_name(self) -> str:
         from bufferlint.analysis.project import module_name
 
         return module_name(self.filename)

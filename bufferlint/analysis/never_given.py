@@ -24,6 +24,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import stored_names
 from bufferlint.analysis.walk import is_name, nodes_of
 
 _MAX_DEPTH = 4
@@ -74,23 +75,12 @@ def _none_defaults(func: cst.FunctionDef) -> set[str]:
 
 
 def _rebinds(func: cst.FunctionDef, name: str) -> bool:
-    return any(name in _bound_names(_target(node)) for node in nodes_of(func.body, _REBINDING))
-
-
-def _bound_names(target: cst.BaseExpression) -> list[str]:
-    """The bare names an assignment target binds (`a`, `a, *b`; not `self.a` or `x[a]`)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
+    return any(name in stored_names(_target(node)) for node in nodes_of(func.body, _REBINDING))
 
 
 def _never_given(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, depth: int) -> bool:
     """Whether no construction of `cls` gives `parameter` (see the module docstring)."""
-    if depth > _MAX_DEPTH or analysis.project.imported_elsewhere(f"{_module(analysis)}.{cls.name.value}"):
+    if depth > _MAX_DEPTH or analysis.project.imported_elsewhere(f"{analysis.module_name}.{cls.name.value}"):
         return False
     init = _init_of(cls)
     if init is None or parameter not in _none_defaults(init):
@@ -121,7 +111,7 @@ def _holds_only_none(func: cst.FunctionDef, name: str) -> bool:
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
     if any(p.name.value == name for p in params):
         return False
-    bindings = [node for node in nodes_of(func.body, _REBINDING) if name in _bound_names(_target(node))]
+    bindings = [node for node in nodes_of(func.body, _REBINDING) if name in stored_names(_target(node))]
     return bool(bindings) and all(
         isinstance(node, cst.AssignTarget) and _assigned_none(func, node) for node in bindings
     )
@@ -162,12 +152,6 @@ def _position(init: cst.FunctionDef, parameter: str) -> Optional[int]:
     """The index among positional arguments (after `self`), or None for a keyword-only one."""
     names = [p.name.value for p in (*init.params.posonly_params, *init.params.params)][1:]
     return names.index(parameter) if parameter in names else None
-
-
-def _module(analysis: FileAnalysis) -> str:
-    from bufferlint.analysis.project import module_name
-
-    return module_name(analysis.filename)
 
 
 def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
