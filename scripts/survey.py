@@ -258,9 +258,35 @@ FRESH8 = [
     facebookresearch/pycls facebookresearch/nougat
     """.split()
 ]
+# Round 9 (fetched 2026-11-26, blind for the code after round 8's fixes); graphdeco-inria/gaussian-splatting
+# was too large to fetch.
+FRESH9 = [
+    (github.split("/")[1], github)
+    for github in """
+    CompVis/latent-diffusion facebookresearch/LeViT facebookresearch/xcit facebookresearch/denoiser
+    kan-bayashi/ParallelWaveGAN jaywalnut310/glow-tts lifeiteng/vall-e IDEA-Research/DINO meituan/YOLOv6
+    thuml/Autoformer Pointcept/Pointcept yanx27/Pointnet_Pointnet2_pytorch CSAILVision/semantic-segmentation-pytorch
+    pytorch-labs/gpt-fast lukemelas/EfficientNet-PyTorch microsoft/CvT whai362/PVT mit-han-lab/temporal-shift-module
+    sxyu/pixel-nerf collabora/WhisperSpeech DingXiaoH/RepVGG NVlabs/MambaVision lucidrains/nuwa-pytorch
+    Stability-AI/stablediffusion cure-lab/LTSF-Linear leoxiaobin/deep-high-resolution-net.pytorch xingyizhou/CenterNet
+    """.split()
+]
+# Round 10 (fetched 2026-11-26, blind for the code after round 9's fixes).
+FRESH10 = [
+    (github.split("/")[1], github)
+    for github in """
+    lucidrains/linear-attention-transformer lucidrains/titans-pytorch lucidrains/st-moe-pytorch openai/consistencydecoder
+    openai/DALL-E facebookresearch/omnivore facebookresearch/VideoPose3D facebookresearch/CutLER
+    facebookresearch/pytorch_GAN_zoo facebookresearch/lingua NVlabs/GroupViT ifzhang/ByteTrack hustvl/YOLOS
+    Atten4Vis/ConditionalDETR karpathy/llm.c pytorch/torchtitan jzhang38/TinyLlama descriptinc/melgan-neurips
+    Plachtaa/VALL-E-X resemble-ai/chatterbox SHI-Labs/Neighborhood-Attention-Transformer Sense-X/UniFormer
+    POSTECH-CVLab/point-transformer lllyasviel/ControlNet TencentARC/PhotoMaker ZhengPeng7/BiRefNet
+    hzwer/ECCV2022-RIFE baaivision/EVA mit-han-lab/once-for-all WangYueFt/dgcnn
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
 }
 
 

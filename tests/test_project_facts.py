@@ -410,3 +410,52 @@ def test_a_base_whose_module_name_another_file_shares(package: str, expected: li
     assert _summary(findings) == expected
     if expected:
         assert f"base class {package}.renderer.Renderer is not among the linted files" in findings[0]["message"]
+
+
+HEAD = MODEL_HEAD + (
+    "\n\nclass Head(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv = nn.Conv2d(3, 3, 1)\n"
+    "        self.stride = torch.tensor([8.0, 16.0])\n\n"
+    "    def forward(self, x):\n"
+    "        return self.conv(x) * self.stride[0]\n"
+)
+HOLDER = MODEL_HEAD + (
+    "\n\nclass Detector(nn.Module):\n"
+    "    def __init__(self, head):\n"
+    "        super().__init__()\n"
+    "        self.head = head\n\n"
+    "    def forward(self, x):\n"
+    "        return self.head(x)\n\n"
+    "    def _apply(self, fn):\n"
+    "        self = super()._apply(fn)\n"
+    "        self.head.{attr} = fn(self.head.{attr})\n"
+    "        return self\n\n\n"
+    "def build():\n"
+    "    from {package}.head import Head\n"
+    "    return Detector(Head())\n"
+)
+
+
+@pytest.mark.parametrize(
+    "attr, package, expected",
+    [
+        ("stride", "det.heads", []),
+        ("stride", "other", [("head.py", 9, "BUF001", "safe")]),
+        ("grid", "det.heads", [("head.py", 9, "BUF001", "safe")]),
+    ],
+    ids=["moved-by-the-holder", "holder-imports-another-head", "holder-moves-another-attribute"],
+)
+def test_a_module_whose_holder_moves_its_tensor(
+    attr: str, package: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """YOLO's `Model._apply` moves the detection head's `stride` along (`self.detect.stride =
+    fn(self.detect.stride)`), in a file that imports the head class (here inside a builder, from a
+    folder without `__init__.py`, spelled by its path): the head's plain tensor follows the model,
+    so it is no finding. A holder that imports some other head, or moves another attribute,
+    leaves the finding in place."""
+    files = {"det/heads/head.py": HEAD, "det/detector.py": HOLDER.format(attr=attr, package=package)}
+    root = _project(tmp_path, files)
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
+    assert _summary(findings) == expected

@@ -203,3 +203,56 @@ def test_attributes_no_construction_gives_are_none_in_every_instance() -> None:
                 holding.add(type(block).__name__)
     assert sorted(f.code for f in findings) == ["BUF001", "BUF002"]
     assert reported == holding == {"CausalBlock"}
+
+
+def test_tensors_a_holder_moves_along_are_not_reported() -> None:
+    """fixtures/trust/held_moves.py: the head strides reported are exactly those that stay behind
+    when the detector holding the head is moved (one detector's `_apply` moves its head's strides
+    along, the other's only the grid)."""
+    case = next(c for c in all_cases() if c.id == "trust/held_moves")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    classes = [n for n in ast.parse(case.source).body if isinstance(n, ast.ClassDef)]
+    reported = {
+        next(c.name for c in classes if c.lineno <= f.location.row <= (c.end_lineno or c.lineno)) for f in findings
+    }
+    module = load_module(case.path)
+    left_behind = set()
+    for detector in (module.Detector(), module.GridDetector()):
+        detector.to("meta")
+        if any(t.device.type != "meta" for t in (getattr(detector.head, n, None) for n in ("stride", "anchor_stride")) if t is not None):
+            left_behind.add(type(detector.head).__name__)
+    assert [f.code for f in findings] == ["BUF001"]
+    assert reported == left_behind == {"GridHead"}
+
+
+def test_tables_built_under_a_device_context_are_not_reported() -> None:
+    """fixtures/trust/device_context.py: built the way the file's own callers build them (the
+    decoder's caches under `with torch.device(...)`, the encoder's table without), the tables
+    that stay off the device once the models move there are exactly those reported."""
+    case = next(c for c in all_cases() if c.id == "trust/device_context")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    module = load_module(case.path)
+    decoder, encoder = module.Decoder(), module.Encoder()
+    with torch.device("meta"):
+        decoder.setup_caches()
+    encoder.build_tables()
+    left = set()
+    for model in (decoder.to("meta"), encoder.to("meta")):
+        left |= {name for name, value in vars(model).items() if isinstance(value, torch.Tensor) and value.device.type != "meta"}
+    assert [f.code for f in findings] == ["BUF001"]
+    assert reported == left == {"table"}
+
+
+def test_pins_moved_to_a_device_local_run_where_the_predictions_live(tmp_path: Path) -> None:
+    """fixtures/buf004/device_local.py: the original cannot build its placeholder losses without a
+    GPU; the unsafe fix builds them on the device the forward read off its predictions."""
+    case = next(c for c in all_cases() if c.id == "buf004/device_local")
+    outputs = {"logits": torch.randn(2, 3)}
+    targets = [{"labels": torch.tensor([1])}, {"labels": torch.tensor([], dtype=torch.long)}]
+    fixed = _load(_fixed_path(case, True, tmp_path)).SetLoss()
+    losses = fixed(outputs, targets)
+    assert {k: v.device.type for k, v in losses.items()} == {"ce": "cpu", "empty": "cpu", "count": "cpu"}
+    if not torch.cuda.is_available():
+        with pytest.raises((AssertionError, RuntimeError)):
+            _load(case.path).SetLoss()(outputs, targets)

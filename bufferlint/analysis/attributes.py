@@ -25,7 +25,7 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites
 from bufferlint.analysis.forward import forward_facts
-from bufferlint.analysis.intent import Family, deliberate_reason
+from bufferlint.analysis.intent import Family, deliberate_reason, init_time_methods, reached_from
 from bufferlint.analysis.never_given import never_given
 from bufferlint.analysis.paths import enclosing
 
@@ -118,11 +118,28 @@ class ClassAttributes:
         for name, facts in lineage.ancestors if lineage is not None else ():
             if facts.moves(attr):
                 return f"base class {name} moves it with its own to()/_apply()"
+        holder = project.moved_by_holder(self.analysis.qualified(self.info), attr) if project.known else None
+        if holder is not None:
+            return f"{holder} moves it along in its own to()/_apply(), on the instance it holds"
         if lineage is not None and lineage.outside is not None and project.hidden_in_run(lineage.outside):
             # Its file is in the run, but another file takes the same module name: what it
             # registers is not known, and a buffer of the base's is assigned, not left behind.
             return f"base class {lineage.outside} is a file of the run whose module name another file shares: it may register `{attr}`"
-        return None
+        return self._built_in_device_context(attr)
+
+    def _built_in_device_context(self, attr: str) -> Optional[str]:
+        """gpt-fast's `with torch.device(device): model.setup_caches(...)`: every tensor the
+        attribute holds is built after construction by a method the project calls under a device
+        context, so it is made on the device the model runs on, by design."""
+        calls = self.analysis.project.device_context_calls
+        entries = [name for name in self.info.methods if name in calls]
+        tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR]
+        if not entries or not tensors:
+            return None
+        init_time, reached = init_time_methods(self.info), reached_from(self.info, entries)
+        if any(a.method.name.value in init_time or a.method.name.value not in reached for a in tensors):
+            return None
+        return f"{entries[0]}() builds it, and the project calls it under `with torch.device(...)` ({calls[entries[0]]})"
 
     def _zero_dim(self, attr: str) -> Optional[str]:
         qualify = self.analysis.inference.qualify

@@ -80,6 +80,11 @@ def later_methods(info: ClassInfo) -> frozenset[str]:
     return info.later
 
 
+def reached_from(info: ClassInfo, names: Iterable[str]) -> frozenset[str]:
+    """The methods `names` and those they call on self, transitively."""
+    return frozenset(_reached(info, list(names)))
+
+
 def _init_time_methods(info: ClassInfo) -> set[str]:
     return _reached(info, ["__init__"])
 

@@ -97,7 +97,19 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
             index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
     index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
     index.facts.imports = tuple(sorted(imports - {""}))
+    if any(facts.moves_held for facts in index.facts.classes.values()):
+        index.facts.reaches = tuple(sorted(_imports_anywhere(tree, package) - {""}))
     return index
+
+
+def _imports_anywhere(tree: ast.Module, package: str) -> set[str]:
+    """What every import of the file names, in functions too (`from .heads import Detect` inside
+    a builder): read only for the few files whose classes move a held module's tensors."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(_imported_names(node, package, _import_bindings(node, package)))
+    return names
 
 
 def _imported_names(node: ast.stmt, package: str, bindings: dict[str, str]) -> set[str]:
@@ -222,7 +234,11 @@ class ProjectIndex:
         files = list(files)
         # What imports name, also as where it is defined (an import through a re-export reaches it).
         imported = {self._canonical_import(name) for _, index in files for name in index.facts.imports}
-        return ProjectFacts(((path, index.facts) for path, index in files), hierarchy, imported)
+        held = [
+            (owner, facts.moves_held, frozenset(self._canonical_import(name) for name in index.facts.reaches))
+            for _, index in files for owner, facts in index.facts.classes.items() if facts.moves_held
+        ]
+        return ProjectFacts(((path, index.facts) for path, index in files), hierarchy, imported, held)
 
     def _canonical_import(self, name: str) -> str:
         return f"*{self.canonical(name[1:])}" if name.startswith("*") else self.canonical(name)

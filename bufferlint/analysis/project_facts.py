@@ -66,6 +66,8 @@ _DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type
 # before a fix lacks the buffer the fix adds. (Plain `pickle.load` mostly reads data: not counted.)
 _PICKLE_WORDS = (b"dill", b"copy_params_and_buffers", b"persistent_class", b"load_network_pkl")
 _PICKLES = re.compile(rb"\bdill\.loads?\(|\bcopy_params_and_buffers\b|\bpersistent_class\b|\bload_network_pkl\(")
+# A `with` whose context is a device: `with torch.device(d):`, `with self._device:`.
+_DEVICE_CONTEXT = re.compile(rb"\bwith\b[^\n:]*device")
 _COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
@@ -84,19 +86,21 @@ class ClassFacts:
     holds: tuple[str, ...] = ()  # classes it instantiates into its own attributes (`self.pe = PE(...)`), by name
     registers_unnamed: bool = False  # registers buffers under names no literal spells out
     walks_buffers: Optional[str] = None  # the method that iterates its buffers (`self.named_buffers()`)
+    # attributes its move overrides assign on objects it holds (`self.detect.stride = fn(self.detect.stride)`)
+    moves_held: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         return [
             self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful),
-            self.moved, int(self.moves_all), self.holds, int(self.registers_unnamed), self.walks_buffers,
+            self.moved, int(self.moves_all), self.holds, int(self.registers_unnamed), self.walks_buffers, self.moves_held,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "ClassFacts":
-        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks = data
+        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks, held = data
         return cls(
             tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful),
-            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks,
+            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks, tuple(held),
         )
 
     def moves(self, attr: str) -> bool:
@@ -119,22 +123,29 @@ class FileFacts:
     complex_functions: tuple[str, ...] = ()  # those of them that may build complex tensors
     imports: tuple[str, ...] = ()  # what its top-level imports name, qualified (`from m import *`: `*m`)
     pickles: Optional[int] = None  # line of the first pickle load or name-matched parameter/buffer copy
+    # where one of its classes moves the tensors of a module it holds: what any import of the
+    # file names (in functions too), qualified, the classes the held module may be
+    reaches: tuple[str, ...] = ()
+    # methods it calls on an object inside `with torch.device(...)`, with the line of the first call
+    device_context_calls: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
-            self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles,
+            self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
+            self.device_context_calls,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles) = data
+         complex_functions, imports, pickles, reaches, device_calls) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
-            tuple(functions), tuple(complex_functions), tuple(imports), pickles,
+            tuple(functions), tuple(complex_functions), tuple(imports), pickles, tuple(reaches),
+            tuple((name, line) for name, line in device_calls),
         )
 
 
@@ -165,12 +176,37 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
         facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source)
     if any(word in source for word in _PICKLE_WORDS):
         facts.pickles = _first_line(_PICKLES, source)
+    if b"device" in source and _DEVICE_CONTEXT.search(source) is not None:
+        facts.device_context_calls = _device_context_calls(tree)
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
+
+
+def _device_context_calls(tree: ast.Module) -> tuple[tuple[str, int], ...]:
+    """Methods called on an object in statements under `with torch.device(...)` (or a context
+    named for a device, `with self._device:`): gpt-fast's `with torch.device(device):
+    model.setup_caches(...)` builds what that method makes directly on the device."""
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.With, ast.AsyncWith)) or not any(_is_device_context(i.context_expr) for i in node.items):
+            continue
+        for stmt in _statements(node.body):
+            value = getattr(stmt, "value", None)
+            if type(stmt) in (ast.Expr, ast.Assign) and type(value) is ast.Call and type(value.func) is ast.Attribute:  # type: ignore[attr-defined]
+                found.setdefault(value.func.attr, stmt.lineno)  # type: ignore[attr-defined]
+    return tuple(sorted(found.items()))
+
+
+def _is_device_context(expr: ast.expr) -> bool:
+    if type(expr) is ast.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        return type(func) is ast.Attribute and func.attr == "device" and _is_name(func.value, "torch")
+    name = expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else ""  # type: ignore[attr-defined]
+    return "device" in name.lower()
 
 
 def top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -346,6 +382,7 @@ def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
     walks = _walks_buffers(node, buffer_walks)
     body: set[str] = set()
     moved: set[str] = set()
+    held: set[str] = set()
     moves_all = False
     for stmt in node.body:
         kind = type(stmt)
@@ -355,6 +392,7 @@ def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
             if stmt.name in MOVE_METHODS:  # type: ignore[attr-defined]
                 names, generic = _what_it_moves(stmt)  # type: ignore[arg-type]
                 moved |= names
+                held |= _held_attrs_moved(stmt)  # type: ignore[arg-type]
                 moves_all = moves_all or generic
             if stmt.name == "__init__" and _creates_state(stmt):  # type: ignore[attr-defined,arg-type]
                 reader.stateful = True
@@ -367,7 +405,7 @@ def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
     return ClassFacts(
         tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
         tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful, tuple(sorted(moved)), moves_all,
-        tuple(sorted(reader.holds)), reader.registers_unnamed, walks,
+        tuple(sorted(reader.holds)), reader.registers_unnamed, walks, tuple(sorted(held)),
     )
 
 
@@ -418,6 +456,19 @@ def _what_it_moves(func: ast.FunctionDef) -> tuple[set[str], bool]:
         elif isinstance(node, ast.Name) and node.id in ("dir", "vars"):
             generic = True
     return names, generic
+
+
+def _held_attrs_moved(func: ast.FunctionDef) -> set[str]:
+    """Attributes a move override assigns on an object other than itself: the tensors of a held
+    module that it moves along (`self.detect.stride = fn(self.detect.stride)`, `m.grid = ...`)."""
+    me = _self_name(func) or ""
+    found: set[str] = set()
+    for stmt in _statements(func.body):
+        if type(stmt) is ast.Assign:
+            for target in stmt.targets:  # type: ignore[attr-defined]
+                if type(target) is ast.Attribute and not _is_name(target.value, me):  # type: ignore[attr-defined]
+                    found.add(target.attr)  # type: ignore[attr-defined]
+    return found
 
 
 def _creates_state(init: ast.FunctionDef) -> bool:
@@ -659,6 +710,7 @@ class ProjectFacts:
         files: Iterable[tuple[str, FileFacts]] = (),
         hierarchy: Optional[dict[str, list[str]]] = None,
         imported: Iterable[str] = (),
+        held_moves: Iterable[tuple[str, tuple[str, ...], frozenset[str]]] = (),
     ) -> None:
         self.classes: dict[str, ClassFacts] = {}
         self.module_of: dict[str, str] = {}
@@ -676,6 +728,9 @@ class ProjectFacts:
         # classes: how an import may name them when their folder has no `__init__.py`
         self.path_modules: dict[str, set[str]] = {}
         self.module_files: dict[str, int] = {}  # module name -> how many files of the run take it
+        # (class, attributes its move overrides assign on held modules, what its file imports)
+        self.held_moves = sorted(held_moves)
+        self.device_context_calls: dict[str, str] = {}  # method -> `path:line` of a call under `with torch.device(...)`
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -700,6 +755,8 @@ class ProjectFacts:
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
         self.imported.update(facts.imports)
+        for method, line in facts.device_context_calls:
+            self.device_context_calls.setdefault(method, f"{path}:{line}")
         modules = {name.rpartition(".")[0] for name in facts.classes}
         for module in modules:
             self.module_files[module] = self.module_files.get(module, 0) + 1
@@ -720,6 +777,8 @@ class ProjectFacts:
                 sorted(self.complex_functions),
                 sorted(self.imported),
                 sorted((k, sorted(v)) for k, v in self.path_modules.items()),
+                [(owner, attrs, sorted(reaches)) for owner, attrs, reaches in self.held_moves],
+                sorted(self.device_context_calls.items()),
             ],
             separators=(",", ":"),
         )
@@ -742,6 +801,23 @@ class ProjectFacts:
         seen."""
         module = qualified.rpartition(".")[0]
         return qualified in self.imported or module in self.imported or f"*{module}" in self.imported
+
+    def moved_by_holder(self, qualified: str, attr: str) -> Optional[str]:
+        """A class whose `_apply`/`to` override assigns `<held>.<attr>` on a module it holds, and
+        that builds `qualified` into an attribute of its own or lives in a file importing it (or
+        `*` from its module): the holder moves that tensor of its `qualified` instance along
+        (YOLO's `self.detect.stride = fn(self.detect.stride)`)."""
+        module, _, short = qualified.rpartition(".")
+        # An import may spell the module by its path (`yolov6.models.effidehead` for a file whose
+        # folders have no `__init__.py`, so that its module name is `effidehead`).
+        spellings = {module} | {spelled for spelled, modules in self.path_modules.items() if module in modules}
+        for owner, attrs, reaches in self.held_moves:
+            if attr not in attrs:
+                continue
+            holds = short in self.classes[owner].holds if owner in self.classes else False
+            if holds or any(_reaches(r, spellings, short) for r in reaches):
+                return owner
+        return None
 
     def hidden_in_run(self, qualified: str) -> bool:
         """Whether the class `qualified`, which no file of the run defines under that name, is in
@@ -826,6 +902,15 @@ class ProjectFacts:
         """Where the project turns `requires_grad` on for parameters it does not name (a loop over
         some module's `parameters()`): it may reach any parameter, or none of this class."""
         return None if self.unfreezes_any is None else f"{self.unfreezes_any} turns requires_grad on for parameters it does not name"
+
+
+def _reaches(imported: str, spellings: set[str], short: str) -> bool:
+    """Whether an import (`pkg.a.b.Cls`, `*pkg.a.b`) names class `short` of a module spelled one of
+    `spellings` (`a.b`): a path spelling is the tail of the dotted name the import uses."""
+    target = imported[1:] if imported.startswith("*") else imported.rpartition(".")[0]
+    if not imported.startswith("*") and imported.rpartition(".")[2] != short:
+        return False
+    return any(target == m or ("." in m and target.endswith(f".{m}")) for m in spellings)
 
 
 def _path_module_names(path: str) -> list[str]:

@@ -185,11 +185,11 @@ def device_of(input_name: str) -> cst.Attribute:
     return cst.Attribute(value=cst.Name(input_name), attr=cst.Name("device"))
 
 
-def with_device(call: cst.Call, input_name: str) -> cst.Call:
-    """`torch.zeros(b, 8)` -> `torch.zeros(b, 8, device=x.device)`."""
+def with_device(call: cst.Call, input_name: str, device: Optional[cst.BaseExpression] = None) -> cst.Call:
+    """`torch.zeros(b, 8)` -> `torch.zeros(b, 8, device=x.device)` (or `device=<device>`)."""
     arg = cst.Arg(
         keyword=cst.Name("device"),
-        value=device_of(input_name),
+        value=device_of(input_name) if device is None else device,
         equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
     args = list(call.args)

@@ -50,7 +50,10 @@ class TensorAttribute(Rule):
     shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
     a base in any file, a `self.device` or `self._device` they keep, a project that sets its
-    default device), names that are buffers already, or may be, registered out of sight (by a
+    default device), tensors a holding module moves along in its own `_apply()` (YOLO's
+    `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
+    file that imports it), tensors built only after construction by a method the project calls
+    under `with torch.device(...)` (gpt-fast's `setup_caches()`), names that are buffers already, or may be, registered out of sight (by a
     loop over a list of names, by a base class in any file, by a property's setter, under
     computed names, by a base in a file of the run whose module name another file shares),
     a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`),

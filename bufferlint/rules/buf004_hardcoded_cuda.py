@@ -93,10 +93,13 @@ class HardcodedCuda(Rule):
     Always unsafe, since the tensor ends up somewhere else than before (the message says where). In `__init__` (and for
     parameters, buffers and submodules used in `forward`) the fix drops the pin and lets the
     module's `.to()` place the tensor; in `forward` and the helpers it calls, the pin becomes the
-    device of an input: `device=x.device`, `.to(x.device)`. No fix when an obligation fails:
+    device of an input: `device=x.device`, `.to(x.device)`, or, where no parameter is shown to be
+    a tensor, a local still holding a device read off one (`device = outputs["logits"].device`
+    earlier in forward: `.to(device)`). No fix when an obligation fails:
     1. The device comes from a parameter shown to be a tensor: annotated `Tensor`, read like one
        (`x.device`, `x.shape`, `x.view(...)`), or given a tensor by a caller on the forward path;
-       never one that is indexed like a list (`clips[0]`), iterated or measured with `len()`.
+       never one that is indexed like a list (`clips[0]`), iterated or measured with `len()`;
+       or from a local bound to `<something>.device` and not rebound before the pin.
     2. An object pinned in `__init__` is not used later in `__init__`, where it runs on the GPU
        before anyone can move the module.
     3. What is pinned in `__init__` becomes module state that `.to()` places: a parameter, a
@@ -155,7 +158,7 @@ class HardcodedCuda(Rule):
                 if role is not Role.INIT and _moves_input(facts, pin, site.state, method):
                     continue
                 kept = _fix_obstacle(analysis, info, role, method, site.site, pin)
-                fixed = None if kept is not None else _fix(facts, info, role, method, pin)
+                fixed = None if kept is not None else _fix(facts, info, role, method, pin, site.state)
                 message = f"`{pin.text}` hard-codes the GPU: the module fails without CUDA and ignores where it is moved"
                 if fixed is None:
                     message += "; no fix: " + (kept or _no_fix_reason(role))
@@ -340,7 +343,7 @@ def _moves_input(facts: ForwardFacts, pin: Pin, state: FlowState, method: PathMe
     return pin.subject is not None and facts.derived(pin.subject, state, method, inputs_only=True)
 
 
-def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin) -> Optional[tuple[Fix, str]]:
+def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, pin: Pin, state: FlowState) -> Optional[tuple[Fix, str]]:
     """The fix, and why it is unsafe (where the tensor lives afterwards, which is the point)."""
     if role is Role.INIT or (role is Role.FORWARD and _registered_state(info, pin, method)):
         replacement = _unpinned(facts, pin, method)
@@ -349,9 +352,15 @@ def _fix(facts: ForwardFacts, info: ClassInfo, role: Role, method: PathMethod, p
         fix = Fix(Applicability.UNSAFE, "Drop the device pin; the module's .to() places the tensor", (Replace(pin.call, replacement),))
         return fix, "it then lives where the module is moved (the CPU until then), not on the current GPU"
     if role is Role.FORWARD and method.device_input is not None:
-        replacement = _on_input_device(pin, method.device_input, facts)
+        replacement = _on_input_device(pin, device_of(method.device_input), facts)
         fix = Fix(Applicability.UNSAFE, f"Use the device of `{method.device_input}`", (Replace(pin.call, replacement),))
         return fix, f"it then lives on `{method.device_input}`'s device, not on the current GPU"
+    if role is Role.FORWARD and state.devices:
+        # `device = outputs["logits"].device` earlier in forward, still bound here
+        name = "device" if "device" in state.devices else sorted(state.devices)[0]
+        replacement = _on_input_device(pin, cst.Name(name), facts)
+        fix = Fix(Applicability.UNSAFE, f"Use `{name}`", (Replace(pin.call, replacement),))
+        return fix, f"it then lives on `{name}`, read off a tensor earlier in {method.name}(), not on the current GPU"
     return None
 
 
@@ -380,20 +389,21 @@ def _unpinned(facts: ForwardFacts, pin: Pin, method: PathMethod) -> Optional[cst
     return None
 
 
-def _on_input_device(pin: Pin, input_name: str, facts: ForwardFacts) -> cst.BaseExpression:
+def _on_input_device(pin: Pin, device: cst.BaseExpression, facts: ForwardFacts) -> cst.BaseExpression:
+    """The pinned call placed on `device` (`x.device`, or a local holding a tensor's device)."""
     if pin.kind is PinKind.DEVICE_KEYWORD:
-        return with_keyword_value(pin.call, "device", device_of(input_name))
+        return with_keyword_value(pin.call, "device", device)
     if pin.kind is PinKind.TORCH_DEVICE:
-        return device_of(input_name)
+        return device
     if pin.kind is PinKind.TO_CUDA:
         assert pin.device is not None
-        return replace_arg_value(pin.call, pin.device, device_of(input_name))
+        return replace_arg_value(pin.call, pin.device, device)
     subject = pin.subject
     assert subject is not None and isinstance(pin.call.func, cst.Attribute)
     if isinstance(subject, cst.Call) and _is_device_less_factory(facts, subject):
-        return with_device(subject, input_name)  # torch.zeros(b, 8).cuda() -> torch.zeros(b, 8, device=x.device)
+        return with_device(subject, "", device)  # torch.zeros(b, 8).cuda() -> torch.zeros(b, 8, device=x.device)
     func = pin.call.func.with_changes(attr=cst.Name("to"))
-    return pin.call.with_changes(func=func, args=[cst.Arg(device_of(input_name))])
+    return pin.call.with_changes(func=func, args=[cst.Arg(device)])
 
 
 def _is_device_less_factory(facts: ForwardFacts, call: cst.Call) -> bool:
