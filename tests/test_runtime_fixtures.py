@@ -256,3 +256,23 @@ def test_pins_moved_to_a_device_local_run_where_the_predictions_live(tmp_path: P
     if not torch.cuda.is_available():
         with pytest.raises((AssertionError, RuntimeError)):
             _load(case.path).SetLoss()(outputs, targets)
+
+
+def test_the_fix_refused_for_a_subclass_list_would_raise(tmp_path: Path) -> None:
+    """fixtures/trust/subclass_values.py: the registration BUF001 declines for `Table.scale` makes
+    `ListTable()` raise TypeError, while the one it offers for `Encoding.pe` leaves every
+    subclass constructible (the runtime cases above compare their outputs)."""
+    case = next(c for c in all_cases() if c.id == "trust/subclass_values")
+    text = case.source.decode().replace(
+        "self.scale = torch.ones(n)", 'self.register_buffer("scale", torch.ones(n), persistent=False)'
+    )
+    forced = tmp_path / "forced.py"
+    forced.write_text(text)
+    module = _load(forced)
+    module.Table(4)
+    with pytest.raises(TypeError, match="as buffer 'scale'"):
+        module.ListTable(4)
+    fixed = _load(_fixed_path(case, False, tmp_path))
+    assert [type(fixed.__dict__[n](8)).__name__ for n in ("Encoding", "RelativeEncoding", "LearnedEncoding")] == [
+        "Encoding", "RelativeEncoding", "LearnedEncoding"
+    ]

@@ -131,8 +131,10 @@ _DEVICE_KINDS = frozenset(("cuda", "gpu", "cpu"))
 
 def distributed_design(imports: Iterable[str]) -> Optional[str]:
     """The import that makes a file distributed GPU code: collectives over NCCL need CUDA tensors,
-    and Megatron-style model parallelism places everything on the rank's GPU by design."""
-    return next((name for name in imports if name.startswith(_DISTRIBUTED)), None)
+    Megatron-style model parallelism places everything on the rank's GPU by design, and a wrapper
+    that hands modules to `DistributedDataParallel` (torch's, mmcv's, apex's) puts them on the
+    rank's GPU first."""
+    return next((name for name in imports if name.startswith(_DISTRIBUTED) or name.endswith("DistributedDataParallel")), None)
 
 
 _DISTRIBUTED = ("torch.distributed", "megatron", "apex.transformer")

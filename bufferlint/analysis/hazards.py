@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
 
@@ -165,7 +165,9 @@ def _order_hazards(
     if hazards.blocking:
         return  # already no fix; the walk below is the costliest obligation
     analysis = context.analysis
-    prior = prior_binding(info, attr, anchor, context.family.subclasses(info), analysis.lineage)
+    subclasses = context.family.subclasses(info)
+    prior = prior_binding(info, attr, anchor, subclasses, analysis.lineage)
+    _subclass_values(attr, subclasses, hazards)
     if prior.bound is not None:
         hazards.blocking.append(f"{prior.bound}, so register_buffer would raise KeyError")
     elif prior.unknown is not None:
@@ -175,6 +177,25 @@ def _order_hazards(
             if attr in facts.body or attr in facts.binds or facts.dynamic:
                 hazards.unsafe.append(f"subclass {name} (another file) may also set `{attr}`")
                 break
+
+
+def _subclass_values(attr: str, subclasses: Sequence[ClassInfo], hazards: Hazards) -> None:
+    """A buffer holds only tensors: assigning it anything else raises TypeError. A subclass may
+    assign a tensor, None, a Parameter or a module (those two replace the buffer), or a copy of
+    the attribute itself (`self.pe = self.pe.to(x.device)`); a literal disproves the fix, and a
+    value of unknown kind leaves it unproved."""
+    for sub in subclasses:
+        for assignment in sub.assignments_to(attr):
+            if assignment.augmented or assignment.value is None or assignment.kind is not ValueKind.OTHER or _own_copy(assignment):
+                continue
+            if isinstance(assignment.value, _LITERALS):
+                hazards.blocking.append(f"subclass {sub.name} assigns it `{cst.Module([]).code_for_node(assignment.value)}`, and a buffer takes only tensors (TypeError)")
+            else:
+                hazards.unsafe.append(f"subclass {sub.name} assigns it a value not known to be a tensor, and a buffer takes only tensors (TypeError)")
+            return
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp)
 
 
 def _constructor_hazards(info: ClassInfo, anchor: Optional[cst.BaseSmallStatement], hazards: Hazards) -> None:

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
-from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.project_facts import ClassFacts, Lineage
@@ -188,8 +188,6 @@ def prior_binding(
     for sub in subclasses:
         if attr in sub.bound_names():
             return Prior(bound=f"subclass {sub.name} binds `{attr}` in its class body")
-        if any(a.kind not in (ValueKind.TENSOR, ValueKind.NONE) and not a.augmented for a in sub.assignments_to(attr)):
-            return Prior(bound=f"subclass {sub.name} assigns it a value that is not a tensor")
         order = InitOrder(sub, lineage_of(sub), stop_at=info)
         found = order.before(attr, sub, None) if sub.init is not None else PROVED
         if found == PROVED:

@@ -169,7 +169,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
         facts.unfreeze_words = _string_constants(tree)
     else:  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
-            facts.meta_init = _first_line(_META_INIT, source)
+            facts.meta_init = _first_meta_init(source)
         if b"set_default_" in source:
             facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
@@ -666,6 +666,16 @@ def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
     """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`)."""
     pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
     return re.search(pattern, source) is not None
+
+
+def _first_meta_init(source: bytes) -> Optional[int]:
+    """The line of the first meta-device construction; a storage made on meta (a lazy checkpoint
+    loader's `TypedStorage(..., device="meta")`) builds no module."""
+    for match in _META_INIT.finditer(source):
+        start = source.rfind(b"\n", 0, match.start()) + 1
+        if b"Storage(" not in source[start : match.start()]:
+            return _line_of(source, match.start())
+    return None
 
 
 def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:

@@ -173,6 +173,9 @@ def _fix_parts(
     round lands them all: once the attribute is a buffer, the moves are no longer flagged."""
     defining = attributes.defining.get(attr)
     if defining is None:
+        base = next((b for b in attributes.info.ancestors() if any(a.kind is ValueKind.TENSOR for a in b.assignments_to(attr))), None)
+        if base is not None:  # the base's own finding registers it, for this class too
+            return None, None, f"`{attr}` gets its tensor in base class {base.name}, where its registration belongs"
         return None, None, f"`{attr}` is not known to hold a tensor where it is assigned"
     if any(defining.statement is found.site.site.small for found in moves):
         return None, None, f"`{attr}` gets its tensor from the move itself"

@@ -120,9 +120,10 @@ class HardcodedCuda(Rule):
     state (the class moves the same submodule back with `.cpu()`); code under a comparison with a device kind
     (`kind == "cuda"`, `accelerator.upper() == "GPU"`); test and benchmark modules (a GPU test is one
     by design);
-    and files of distributed GPU code, which import `torch.distributed`, Megatron or
-    `apex.transformer` (NCCL collectives need CUDA tensors, model parallelism places everything
-    on the rank's GPU).
+    and files of distributed GPU code, which import `torch.distributed`, Megatron,
+    `apex.transformer` or a `DistributedDataParallel` (NCCL collectives need CUDA tensors, model
+    parallelism places everything on the rank's GPU, and a wrapper handing submodules to DDP puts
+    them there first).
     """
 
     code = "BUF004"
