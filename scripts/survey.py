@@ -284,9 +284,23 @@ FRESH10 = [
     hzwer/ECCV2022-RIFE baaivision/EVA mit-han-lab/once-for-all WangYueFt/dgcnn
     """.split()
 ]
+# Round 11 (fetched 2026-11-26, blind for the code after round 10's fixes);
+# junyanz/pytorch-CycleGAN-and-pix2pix was too large to fetch.
+FRESH11 = [
+    (github.split("/")[1], github)
+    for github in """
+    lucidrains/slot-attention lucidrains/lambda-networks lucidrains/axial-attention lucidrains/mixture-of-experts
+    lucidrains/recurrent-memory-transformer-pytorch lucidrains/byol-pytorch facebookresearch/ClassyVision
+    facebookresearch/votenet facebookresearch/frankmocap facebookresearch/pifuhd facebookresearch/multimodal
+    microsoft/SimMIM microsoft/FocalNet microsoft/torchscale microsoft/table-transformer guoyww/AnimateDiff
+    xinntao/EDVR NVIDIA/pix2pixHD NVIDIA/flownet2-pytorch clovaai/stargan-v2 clovaai/deep-text-recognition-benchmark
+    clovaai/CRAFT-pytorch JaidedAI/EasyOCR mindee/doctr mlfoundations/open_flamingo
+    jadore801120/attention-is-all-you-need-pytorch VAST-AI-Research/TripoSR dvlab-research/LISA Vision-CAIR/MiniGPT-4
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11,
 }
 
 

@@ -460,3 +460,39 @@ def test_a_module_whose_holder_moves_its_tensor(
     root = _project(tmp_path, files)
     findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
     assert _summary(findings) == expected
+
+
+STAGE = MODEL_HEAD + (
+    "__all__ = ['Backbone']\n\n\n"
+    "class Stage(nn.Module):\n"
+    "    def __init__(self, pos: torch.Tensor):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n"
+    "        self.pos = pos\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) + self.pos\n\n\n"
+    "class Backbone(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        pos = nn.Parameter(torch.zeros(4))\n"
+    "        self.stage = Stage(pos)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.stage(x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "exports, expected",
+    [("['Backbone']", []), ("['Backbone', 'Stage']", [("stage.py", 10, "BUF001", "unsafe")])],
+    ids=["star-import-skips-it", "star-import-takes-it"],
+)
+def test_a_star_import_reaches_only_what_all_exports(
+    exports: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`from .stage import *` in the package takes only what `__all__` lists: where it leaves the
+    stage class out, every construction of it is in its own file (given an `nn.Parameter`, which
+    the assignment registers), so it is no finding; where `__all__` exports it, other files may
+    build it with a plain tensor, and the finding stays."""
+    files = {"pkg/__init__.py": "from .stage import *\n", "pkg/stage.py": STAGE.replace("['Backbone']", exports)}
+    root = _project(tmp_path, files)
+    assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF001"]) == expected

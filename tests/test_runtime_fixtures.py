@@ -276,3 +276,16 @@ def test_the_fix_refused_for_a_subclass_list_would_raise(tmp_path: Path) -> None
     assert [type(fixed.__dict__[n](8)).__name__ for n in ("Encoding", "RelativeEncoding", "LearnedEncoding")] == [
         "Encoding", "RelativeEncoding", "LearnedEncoding"
     ]
+
+
+def test_arguments_given_as_parameters_are_not_reported() -> None:
+    """fixtures/trust/given_parameters.py: the stored arguments reported are exactly those that are
+    plain tensors in the instances the file builds (a Parameter handed in is registered)."""
+    case = next(c for c in all_cases() if c.id == "trust/given_parameters")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    module = load_module(case.path)
+    plain = set()
+    for backbone in (module.Backbone(), module.TokenBackbone()):
+        plain |= {name.rpartition(".")[2] for name in _plain_tensors(backbone)}
+    assert reported == plain == {"table"}

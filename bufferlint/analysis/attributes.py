@@ -26,7 +26,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.intent import Family, deliberate_reason, init_time_methods, reached_from
-from bufferlint.analysis.never_given import never_given
+from bufferlint.analysis.never_given import given_parameters, never_given
 from bufferlint.analysis.paths import enclosing
 
 
@@ -68,6 +68,7 @@ class ClassAttributes:
         return (
             reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._project_reason(attr)
             or self._zero_dim(attr) or self._by_design() or never_given(self.analysis, self.info, attr)
+            or given_parameters(self.analysis, self.info, attr)
         )
 
     def _by_design(self) -> Optional[str]:

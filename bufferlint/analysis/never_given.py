@@ -14,11 +14,15 @@ run shows, so that an unseen caller can only cost a finding, never make one fals
   only ever holds None), or passes a parameter of the enclosing class's `__init__` that it never
   rebinds and that is itself never given (the same proof, one class up, at most `_MAX_DEPTH`
   classes up).
+
+The same proof shows an argument that every construction gives an `nn.Parameter` (a local of the
+enclosing `__init__` bound only to `nn.Parameter(...)`, or the call itself): `self.pos_embed =
+pos_embed` then registers a parameter, and there is no plain tensor to report.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -43,9 +47,46 @@ def never_given(analysis: FileAnalysis, info: ClassInfo, attr: str) -> Optional[
     return f"no construction of {info.name} in the project gives `{parameter}` (it defaults to None): `{attr}` is always None"
 
 
-def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str) -> Optional[str]:
-    """`p` when `__init__` only ever stores its None-default parameter `p` (or None) in the
-    attribute, and other methods only store values derived from the attribute itself."""
+def given_parameters(analysis: FileAnalysis, info: ClassInfo, attr: str) -> Optional[str]:
+    """Why `self.<attr>` always holds an `nn.Parameter` (or None), or None when that is not proved."""
+    init = info.init
+    if init is None or not analysis.project.known:
+        return None
+    parameter = _stored_parameter(info, init, attr, none_default=False)
+    if parameter is None or not _always_parameter(analysis, info.node, init, parameter):
+        return None
+    return f"every construction of {info.name} in the project gives `{parameter}` an nn.Parameter, which `self.{attr}` registers"
+
+
+def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.FunctionDef, parameter: str) -> bool:
+    if analysis.project.imported_elsewhere(f"{analysis.module_name}.{cls.name.value}"):
+        return False
+    calls = _constructions(analysis, cls)
+    position = _position(init, parameter)
+    for call in calls:
+        given = _argument(call, parameter, position)
+        if given is None:
+            if parameter not in _none_defaults(init):
+                return False
+            continue
+        if is_name(given, "None") or _makes_parameter(analysis, given):
+            continue
+        enclosing = _enclosing_init(analysis, call)
+        if given is _SPLAT or not isinstance(given, cst.Name) or enclosing is None:
+            return False
+        if not _holds_only(enclosing[1], given.value, lambda value: _makes_parameter(analysis, value)):
+            return False
+    return bool(calls)
+
+
+def _makes_parameter(analysis: FileAnalysis, value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and analysis.inference.qualify(value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str, none_default: bool = True) -> Optional[str]:
+    """`p` when `__init__` only ever stores its parameter `p` (None-default, unless `none_default`
+    is False) or None in the attribute, and other methods only store values derived from the
+    attribute itself."""
     stored: set[str] = set()
     for assignment in info.assignments_to(attr):
         value = assignment.value
@@ -62,7 +103,10 @@ def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str) -> Opti
     if len(stored) != 1:
         return None
     parameter = stored.pop()
-    return parameter if parameter in _none_defaults(init) and not _rebinds(init, parameter) else None
+    if none_default and parameter not in _none_defaults(init):
+        return None
+    params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
+    return parameter if any(p.name.value == parameter for p in params) and not _rebinds(init, parameter) else None
 
 
 def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
@@ -108,18 +152,23 @@ def _never_given(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, dept
 
 def _holds_only_none(func: cst.FunctionDef, name: str) -> bool:
     """`name` is a local of `func` that every binding sets to None (`attn_mask = None`)."""
+    return _holds_only(func, name, lambda value: is_name(value, "None"))
+
+
+def _holds_only(func: cst.FunctionDef, name: str, accepted: Callable[[cst.BaseExpression], bool]) -> bool:
+    """`name` is a local of `func` that every binding sets to an accepted value."""
     params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
     if any(p.name.value == name for p in params):
         return False
     bindings = [node for node in nodes_of(func.body, _REBINDING) if name in stored_names(_target(node))]
     return bool(bindings) and all(
-        isinstance(node, cst.AssignTarget) and _assigned_none(func, node) for node in bindings
+        isinstance(node, cst.AssignTarget) and _assigned(func, node, accepted) for node in bindings
     )
 
 
-def _assigned_none(func: cst.FunctionDef, target: cst.AssignTarget) -> bool:
+def _assigned(func: cst.FunctionDef, target: cst.AssignTarget, accepted: Callable[[cst.BaseExpression], bool]) -> bool:
     return any(
-        any(t is target for t in assign.targets) and is_name(assign.value, "None")
+        any(t is target for t in assign.targets) and len(assign.targets) == 1 and accepted(assign.value)
         for assign in nodes_of(func.body, cst.Assign)
     )
 
@@ -165,7 +214,8 @@ def _constructions(analysis: FileAnalysis, cls: cst.ClassDef) -> list[cst.Call]:
     index = _file_index(analysis)
     name = cls.name.value
     calls = index.calls.get(name, [])
-    allowed = len(calls) + index.super_args.get(name, 0) + 1  # the calls, `super(Cls, self)`, the class's own name
+    # the calls, `super(Cls, self)`, `isinstance(m, Cls)` tests, the class's own name
+    allowed = len(calls) + index.super_args.get(name, 0) + index.type_tests.get(name, 0) + 1
     return calls if index.mentions.get(name, 0) == allowed else []
 
 
@@ -176,6 +226,7 @@ class _FileIndex:
     def __init__(self, module: cst.Module) -> None:
         self.calls: dict[str, list[cst.Call]] = {}
         self.super_args: dict[str, int] = {}
+        self.type_tests: dict[str, int] = {}  # `isinstance(m, Cls)`: reads the class, builds nothing
         self.mentions: dict[str, int] = {}
         self.init_of_call: dict[int, tuple[cst.ClassDef, cst.FunctionDef]] = {}
         for name in nodes_of(module, cst.Name):
@@ -186,6 +237,12 @@ class _FileIndex:
                 if call.func.value == "super" and call.args and isinstance(call.args[0].value, cst.Name):
                     first = call.args[0].value.value
                     self.super_args[first] = self.super_args.get(first, 0) + 1
+                elif call.func.value in ("isinstance", "issubclass") and len(call.args) == 2:
+                    tested = call.args[1].value
+                    classes = [e.value for e in tested.elements] if isinstance(tested, cst.Tuple) else [tested]
+                    for each in classes:
+                        if isinstance(each, cst.Name):
+                            self.type_tests[each.value] = self.type_tests.get(each.value, 0) + 1
         for cls in nodes_of(module, cst.ClassDef):
             init = _init_of(cls)
             if init is None:

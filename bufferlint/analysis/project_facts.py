@@ -128,24 +128,25 @@ class FileFacts:
     reaches: tuple[str, ...] = ()
     # methods it calls on an object inside `with torch.device(...)`, with the line of the first call
     device_context_calls: tuple[tuple[str, int], ...] = ()
+    exports: Optional[tuple[str, ...]] = None  # a literal top-level `__all__`: what `from m import *` takes
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
-            self.device_context_calls,
+            self.device_context_calls, self.exports,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
             tuple(functions), tuple(complex_functions), tuple(imports), pickles, tuple(reaches),
-            tuple((name, line) for name, line in device_calls),
+            tuple((name, line) for name, line in device_calls), None if exports is None else tuple(exports),
         )
 
 
@@ -181,6 +182,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     facts.functions = tuple(
         f"{module}.{node.name}" for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     )
+    if b"__all__" in source:
+        facts.exports = _exports(tree)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
@@ -207,6 +210,22 @@ def _is_device_context(expr: ast.expr) -> bool:
         return type(func) is ast.Attribute and func.attr == "device" and _is_name(func.value, "torch")
     name = expr.id if type(expr) is ast.Name else expr.attr if type(expr) is ast.Attribute else ""  # type: ignore[attr-defined]
     return "device" in name.lower()
+
+
+def _exports(tree: ast.Module) -> Optional[tuple[str, ...]]:
+    """The names of a literal `__all__ = [...]` bound once at the top level; None when there is
+    none, or when it is built or extended in a way not spelled out (then `*` may take anything)."""
+    found: Optional[tuple[str, ...]] = None
+    for node in top_level(tree.body):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if not any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            continue
+        value = getattr(node, "value", None)
+        names = [_literal(e) for e in value.elts] if isinstance(node, ast.Assign) and isinstance(value, (ast.List, ast.Tuple)) else [None]
+        if found is not None or any(n is None for n in names):
+            return None
+        found = tuple(n for n in names if n is not None)
+    return found
 
 
 def top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -741,6 +760,7 @@ class ProjectFacts:
         # (class, attributes its move overrides assign on held modules, what its file imports)
         self.held_moves = sorted(held_moves)
         self.device_context_calls: dict[str, str] = {}  # method -> `path:line` of a call under `with torch.device(...)`
+        self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -767,6 +787,9 @@ class ProjectFacts:
         self.imported.update(facts.imports)
         for method, line in facts.device_context_calls:
             self.device_context_calls.setdefault(method, f"{path}:{line}")
+        if facts.exports is not None:
+            for module in {name.rpartition(".")[0] for name in facts.classes}:
+                self.exports[module] = facts.exports
         modules = {name.rpartition(".")[0] for name in facts.classes}
         for module in modules:
             self.module_files[module] = self.module_files.get(module, 0) + 1
@@ -789,6 +812,7 @@ class ProjectFacts:
                 sorted((k, sorted(v)) for k, v in self.path_modules.items()),
                 [(owner, attrs, sorted(reaches)) for owner, attrs, reaches in self.held_moves],
                 sorted(self.device_context_calls.items()),
+                sorted(self.exports.items()),
             ],
             separators=(",", ":"),
         )
@@ -809,8 +833,9 @@ class ProjectFacts:
         (Other files then may build it, and what they pass is not read.) Reaching it through an
         attribute path from a package imported alone (`import pkg`, then `pkg.mod.Cls`) is not
         seen."""
-        module = qualified.rpartition(".")[0]
-        return qualified in self.imported or module in self.imported or f"*{module}" in self.imported
+        module, _, short = qualified.rpartition(".")
+        star = f"*{module}" in self.imported and short in self.exports.get(module, (short,))
+        return qualified in self.imported or module in self.imported or star
 
     def moved_by_holder(self, qualified: str, attr: str) -> Optional[str]:
         """A class whose `_apply`/`to` override assigns `<held>.<attr>` on a module it holds, and
