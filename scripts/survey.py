@@ -298,9 +298,23 @@ FRESH11 = [
     jadore801120/attention-is-all-you-need-pytorch VAST-AI-Research/TripoSR dvlab-research/LISA Vision-CAIR/MiniGPT-4
     """.split()
 ]
+# Round 12 (fetched 2026-11-26, blind for the code after round 11's fixes); LikeLy-Journey/SegmenTron's
+# snapshot came as a work tree and was left out.
+FRESH12 = [
+    (github.split("/")[1], github)
+    for github in """
+    lucidrains/g-mlp-pytorch lucidrains/glom-pytorch lucidrains/electra-pytorch lucidrains/CALM-pytorch
+    lucidrains/halonet-pytorch facebookresearch/DPR facebookresearch/XLM facebookresearch/InterHand2.6M
+    facebookresearch/ppuda facebookresearch/co3d microsoft/Cream microsoft/X-Decoder microsoft/NeuralSpeech
+    NVIDIA/vid2vid NVlabs/FAN nv-tlabs/GET3D fundamentalvision/BEVFormer hustvl/MapTR OFA-Sys/OFA
+    autonomousvision/mip-splatting SamLynnEvans/Transformer akamaster/pytorch_resnet_cifar10
+    jacobgil/pytorch-grad-cam Cadene/pretrained-models.pytorch rwightman/gen-efficientnet-pytorch hszhao/semseg
+    yassouali/pytorch-segmentation meetps/pytorch-semseg salesforce/CodeT5
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12,
 }
 
 
