@@ -289,3 +289,16 @@ def test_arguments_given_as_parameters_are_not_reported() -> None:
     for backbone in (module.Backbone(), module.TokenBackbone()):
         plain |= {name.rpartition(".")[2] for name in _plain_tensors(backbone)}
     assert reported == plain == {"table"}
+
+
+def test_the_unsafe_fix_of_a_threshold_table_moves_values_across_an_edge(tmp_path: Path) -> None:
+    """fixtures/trust/thresholds.py: why the fix is only unsafe. Under `.half()` the registered
+    edges are rounded (0.1 -> 0.0999755859375), so a gradient norm just above an edge falls in
+    another bin than in the original, whose plain table stays float32."""
+    case = next(c for c in all_cases() if c.id == "trust/thresholds")
+    old = _load(case.path).BinnedLoss().half()
+    new = _load(_fixed_path(case, True, tmp_path)).BinnedLoss().half()
+    assert old.edges.dtype == torch.float32 and new.edges.dtype == torch.float16
+    g = torch.tensor([0.09997558], dtype=torch.float16)  # at the fp16 rounding of 0.1
+    assert bool((g >= old.edges[1:2]).item()) is False  # compared in float32
+    assert bool((g >= new.edges[1:2]).item()) is True

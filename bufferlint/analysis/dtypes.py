@@ -153,6 +153,37 @@ def boundary_use(info: ClassInfo, attr: str, qualify: Callable[[cst.BaseExpressi
     return None
 
 
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def threshold_use(attr: str, methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+    """The comparison that orders data against `self.<attr>` or an item of it (`g >= edges[i]`,
+    with `edges = self.edges`): the code of the first one found."""
+    for func in methods:
+        me = self_name(func) or ""
+        aliases = {name for name, value in _local_values(func) if _root_is(value, me, attr)}
+        for comparison in nodes_of(func.body, cst.Comparison):
+            sides = [comparison.left, *(t.comparator for t in comparison.comparisons if isinstance(t.operator, _ORDERING))]
+            read = [side for side in sides if not _metadata(side)]
+            if len(sides) > 1 and any(_root_is(side, me, attr) or _subscripted_name(side) in aliases for side in read):
+                return cst.Module([]).code_for_node(comparison.with_changes(lpar=(), rpar=()))
+    return None
+
+
+# What describes a tensor rather than reads its values: `L <= self.table.size(0)` compares sizes.
+_METADATA = frozenset("size shape numel nelement dim ndim dtype device".split())
+
+
+def _metadata(node: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value in _METADATA for n in nodes_of(node, cst.Attribute))
+
+
+def _subscripted_name(node: cst.BaseExpression) -> Optional[str]:
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def _root_is(node: cst.BaseExpression, me: str, attr: str) -> bool:
     """`self.<attr>`, possibly moved, cast or sliced (`self.bins.to(x.device)[1:]`)."""
     while True:

@@ -41,7 +41,7 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines, top_statements
 from bufferlint.analysis.flow import iter_sites, self_name
 from bufferlint.analysis.project_facts import BUFFER_WALKS
-from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.init_order import prior_binding
 from bufferlint.analysis.intent import Family
@@ -250,6 +250,10 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
     bucketing = boundary_use(info, defining.attr, analysis.inference.qualify, info.methods.values())
     if bucketing is not None:
         hazards.blocking.append(f"it holds the boundaries of `{bucketing}`: as a buffer, .half() would cast them and move values to other buckets")
+        return
+    threshold = threshold_use(defining.attr, info.methods.values())
+    if threshold is not None:
+        hazards.unsafe.append(f"data is compared with it (`{threshold}`): as a buffer, .half() would round it and move values across the threshold")
 
 
 def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards: Hazards) -> None:

@@ -164,6 +164,8 @@ def torch_function_returns_tensor(qualified: str, call_arity: int, keywords: fro
     parts = qualified.split(".")
     if parts[0] != "torch" or len(parts) < 2:
         return False
+    if qualified in _VARIABLE:
+        return call_arity >= 1  # the old autograd wrapper gives back the tensor it is handed
     if len(parts) == 2:
         return _top_level_returns_tensor(parts[1], call_arity, keywords)
     if parts[1] in ("functional",) and len(parts) == 3:
@@ -173,6 +175,9 @@ def torch_function_returns_tensor(qualified: str, call_arity: int, keywords: fro
         if parts[1 : 1 + len(prefix)] == prefix and len(parts) == 2 + len(prefix):
             return parts[-1] not in tuple_returning
     return False
+
+
+_VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable"))
 
 
 def _top_level_returns_tensor(name: str, call_arity: int, keywords: frozenset[str]) -> bool:

@@ -87,8 +87,10 @@ class TensorAttribute(Rule):
        handed to another module (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
        imaginary part) and not bucket boundaries of `torch.bucketize` (no fix); no dtype set on
-       purpose, such as `dtype=torch.float32` (unsafe); a helper it is built by is readable in the
-       linted files (else unsafe).
+       purpose, such as `dtype=torch.float32` (unsafe); not compared with data as thresholds
+       (`g >= self.edges[:-1]`: `.half()` would round the edges and move values across them;
+       comparing its size is fine) (unsafe); a helper it is built by is readable in the linted
+       files (else unsafe).
     8. The project does not build its modules on the meta device and restore them with
        `load_state_dict()` (non-persistent buffers are never restored) (unsafe).
     9. Nothing in the class or its bases walks every buffer (`self.named_buffers()`,
