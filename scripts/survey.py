@@ -312,9 +312,22 @@ FRESH12 = [
     yassouali/pytorch-segmentation meetps/pytorch-semseg salesforce/CodeT5
     """.split()
 ]
+# Round 13 (fetched 2026-11-26, blind for the code after round 12's fixes).
+FRESH13 = [
+    (github.split("/")[1], github)
+    for github in """
+    lucidrains/perceiver-ar-pytorch lucidrains/BS-RoFormer lucidrains/equiformer-pytorch lucidrains/nystrom-attention
+    lucidrains/linformer lucidrains/sinkhorn-transformer facebookresearch/AudioMAE facebookresearch/unbiased-teacher
+    facebookresearch/LaViLa facebookresearch/MCC facebookresearch/drqv2 yangxy/GPEN ckkelvinchan/RealBasicVSR
+    JingyunLiang/VRT XPixelGroup/HAT cszn/SCUNet IDEA-Research/DN-DETR IDEA-Research/DAB-DETR SHI-Labs/OneFormer
+    ZrrSkywalker/PointCLIP kzl/decision-transformer DLR-RM/rl-baselines3-zoo ming024/FastSpeech2
+    CorentinJ/Real-Time-Voice-Cloning auspicious3000/autovc resemble-ai/Resemblyzer snakers4/silero-vad
+    sigsep/open-unmix-pytorch keonlee9420/Comprehensive-Transformer-TTS maum-ai/univnet
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13,
 }
 
 
