@@ -302,3 +302,17 @@ def test_the_unsafe_fix_of_a_threshold_table_moves_values_across_an_edge(tmp_pat
     g = torch.tensor([0.09997558], dtype=torch.float16)  # at the fp16 rounding of 0.1
     assert bool((g >= old.edges[1:2]).item()) is False  # compared in float32
     assert bool((g >= new.edges[1:2]).item()) is True
+
+
+def test_parameters_handed_down_through_blocks_are_not_reported() -> None:
+    """fixtures/trust/given_parameters_through.py: the stored arguments BUF001 reports are exactly
+    the plain tensors of the built models; the table handed down as a Parameter is registered in
+    every layer that stores it."""
+    case = next(c for c in all_cases() if c.id == "trust/given_parameters_through")
+    findings = [f for f in check_bytes(case.source, str(case.path), case.settings()).findings if f.code == "BUF001"]
+    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    module = load_module(case.path)
+    encoder, plain_encoder = module.Encoder(), module.PlainEncoder()
+    plain = {name.rpartition(".")[2] for model in (encoder, plain_encoder) for name in _plain_tensors(model)}
+    assert "layers.0.attention.positional_encoding" in dict(encoder.named_parameters(remove_duplicate=False))
+    assert reported == plain == {"table"}

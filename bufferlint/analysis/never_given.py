@@ -26,9 +26,9 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import stored_names
+from bufferlint.analysis.flow import self_name, stored_names
 from bufferlint.analysis.walk import is_name, nodes_of
 
 _MAX_DEPTH = 4
@@ -58,8 +58,12 @@ def given_parameters(analysis: FileAnalysis, info: ClassInfo, attr: str) -> Opti
     return f"every construction of {info.name} in the project gives `{parameter}` an nn.Parameter, which `self.{attr}` registers"
 
 
-def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.FunctionDef, parameter: str) -> bool:
-    if analysis.project.imported_elsewhere(f"{analysis.module_name}.{cls.name.value}"):
+def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.FunctionDef, parameter: str, depth: int = 0) -> bool:
+    """Whether every construction of `cls` gives `parameter` an `nn.Parameter` (or None): made in
+    the call, a local of the enclosing `__init__` bound only to one, a parameter attribute of the
+    enclosing class (`position_enc=self.position_enc`), or that `__init__`'s own parameter, never
+    rebound, given a Parameter by every construction one class up."""
+    if depth > _MAX_DEPTH or analysis.project.imported_elsewhere(f"{analysis.module_name}.{cls.name.value}"):
         return False
     calls = _constructions(analysis, cls)
     position = _position(init, parameter)
@@ -72,11 +76,25 @@ def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.Funct
         if is_name(given, "None") or _makes_parameter(analysis, given):
             continue
         enclosing = _enclosing_init(analysis, call)
-        if given is _SPLAT or not isinstance(given, cst.Name) or enclosing is None:
-            return False
-        if not _holds_only(enclosing[1], given.value, lambda value: _makes_parameter(analysis, value)):
+        if given is _SPLAT or enclosing is None or not _given_parameter(analysis, given, *enclosing, depth):
             return False
     return bool(calls)
+
+
+def _given_parameter(analysis: FileAnalysis, given: cst.BaseExpression, outer: cst.ClassDef, outer_init: cst.FunctionDef, depth: int) -> bool:
+    me = self_name(outer_init)
+    if isinstance(given, cst.Attribute) and is_name(given.value, me or ""):
+        info = next((i for i in analysis.classes if i.node is outer), None)
+        assigned = info.assignments_to(given.attr.value) if info is not None else []
+        return bool(assigned) and all(a.kind is ValueKind.PARAMETER for a in assigned)
+    if not isinstance(given, cst.Name):
+        return False
+    if _holds_only(outer_init, given.value, lambda value: _makes_parameter(analysis, value)):
+        return True
+    params = (*outer_init.params.posonly_params, *outer_init.params.params, *outer_init.params.kwonly_params)
+    if not any(p.name.value == given.value for p in params) or _rebinds(outer_init, given.value):
+        return False
+    return _always_parameter(analysis, outer, outer_init, given.value, depth + 1)
 
 
 def _makes_parameter(analysis: FileAnalysis, value: cst.BaseExpression) -> bool:
