@@ -325,9 +325,21 @@ FRESH13 = [
     sigsep/open-unmix-pytorch keonlee9420/Comprehensive-Transformer-TTS maum-ai/univnet
     """.split()
 ]
+# Round 14 (fetched 2026-11-26, blind for the code after round 13's fixes).
+FRESH14 = [
+    (github.split("/")[1], github)
+    for github in """
+    lucidrains/ema-pytorch lucidrains/q-transformer lucidrains/mlp-mixer-pytorch lucidrains/pi-GAN-pytorch
+    lucidrains/deep-daze lucidrains/transganformer facebookresearch/msn facebookresearch/ToMe facebookresearch/deepcluster
+    facebookresearch/CPC_audio facebookresearch/av_hubert facebookresearch/svoice facebookresearch/WavAugment
+    mit-han-lab/bevfusion mit-han-lab/fastcomposer mit-han-lab/smoothquant mit-han-lab/llm-awq thu-ml/prolificdreamer
+    thu-ml/unidiffuser thuml/Anomaly-Transformer thuml/Nonstationary_Transformers artidoro/qlora TencentARC/InstantMesh
+    NVlabs/prismer NVlabs/ODISE Stability-AI/stable-fast-3d
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
 }
 
 
