@@ -174,9 +174,10 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
         ("def resume(model, opt, ckpt):\n    model.load_state_dict(ckpt['model'])\n    opt.load_state_dict(ckpt['opt'])\n", None),
         ("def resume(trainer, model, path):\n    trainer.fit(model, ckpt_path=path)\n", None),
         ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
+        ("def train(runner, cfg):\n    if cfg.resume_from:\n        runner.resume(cfg.resume_from)\n", None),  # mmcv
         ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
     ],
-    ids=["optimizer", "short-name", "lightning", "accelerate", "weights-only"],
+    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only"],
 )
 def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
     script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -196,8 +197,9 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
         "import torch\n\n\ndef on_meta(x):\n    return x.device == torch.device('meta')\n",
         "from accelerate import init_empty_weights\n\n\ndef build(cls):\n    with init_empty_weights():\n        return cls()\n",
         "import torch\n\n\ndef lazy_storage(dtype, size):\n    return torch.storage.TypedStorage(size, dtype=dtype, device='meta')\n",
+        "def build(cls, config):\n    # config.init_device='meta'\n    return cls(config)\n",
     ],
-    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage"],
+    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage", "commented-out"],
 )
 def test_what_is_not_meta_device_construction(script: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path / "p5m", {"masked.py": CONSTANT, "loader.py": script})

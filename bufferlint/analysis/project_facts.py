@@ -49,10 +49,11 @@ _META_INIT = re.compile(
 )
 # Restoring an optimizer's state (or a trainer's, which holds it): resuming breaks when a
 # parameter turns into a buffer, since the optimizer then covers one tensor fewer.
-_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(")
+_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(", b"runner.resume(")
 _OPTIMIZER_RESUME = re.compile(
     rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
     rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\.load_state\("
+    rb"|\brunner\.resume\("  # mmcv's runner restores the optimizer with the model
 )
 # Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
 _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
@@ -689,10 +690,12 @@ def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
 
 def _first_meta_init(source: bytes) -> Optional[int]:
     """The line of the first meta-device construction; a storage made on meta (a lazy checkpoint
-    loader's `TypedStorage(..., device="meta")`) builds no module."""
+    loader's `TypedStorage(..., device="meta")`) builds no module, and a comment builds nothing
+    (`# config.init_device="meta"`)."""
     for match in _META_INIT.finditer(source):
         start = source.rfind(b"\n", 0, match.start()) + 1
-        if b"Storage(" not in source[start : match.start()]:
+        before = source[start : match.start()]
+        if b"Storage(" not in before and b"#" not in before:
             return _line_of(source, match.start())
     return None
 

@@ -92,7 +92,7 @@ class FrozenParameterRule(Rule):
        walks every buffer: the parameter turned buffer would be listed there twice, or not at all.
     6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
        `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
-       `resume_from_checkpoint`, accelerate's `load_state()`): resuming a run saved before the
+       `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's `runner.resume()`): resuming a run saved before the
        change would fail if that optimizer covers the parameter, which the analysis does not try
        to prove either way (the message names the file and says so).
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
