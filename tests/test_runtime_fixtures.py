@@ -186,15 +186,18 @@ def test_buf008_reports_the_frozen_parameters_that_can_be_buffers() -> None:
     assert reported == still_working == {"center", "spare"}
 
 
+def _reporting_classes(case: Case, findings: list[Any]) -> set[str]:
+    """The names of the fixture's top-level classes that hold a finding."""
+    classes = [n for n in ast.parse(case.source).body if isinstance(n, ast.ClassDef)]
+    return {next(c.name for c in classes if c.lineno <= f.location.row <= (c.end_lineno or c.lineno)) for f in findings}
+
+
 def test_attributes_no_construction_gives_are_none_in_every_instance() -> None:
     """fixtures/trust/never_given.py: the blocks reported are exactly those whose `mask` holds a
     tensor in some instance the file builds; in the others it is None in every instance."""
     case = next(c for c in all_cases() if c.id == "trust/never_given")
     findings = check_bytes(case.source, str(case.path), case.settings()).findings
-    classes = [n for n in ast.parse(case.source).body if isinstance(n, ast.ClassDef)]
-    reported = {
-        next(c.name for c in classes if c.lineno <= f.location.row <= (c.end_lineno or c.lineno)) for f in findings
-    }
+    reported = _reporting_classes(case, findings)
     module = load_module(case.path)
     holding = set()
     for tower in (module.VisionTower(), module.TextTower()):
@@ -211,10 +214,7 @@ def test_tensors_a_holder_moves_along_are_not_reported() -> None:
     along, the other's only the grid)."""
     case = next(c for c in all_cases() if c.id == "trust/held_moves")
     findings = check_bytes(case.source, str(case.path), case.settings()).findings
-    classes = [n for n in ast.parse(case.source).body if isinstance(n, ast.ClassDef)]
-    reported = {
-        next(c.name for c in classes if c.lineno <= f.location.row <= (c.end_lineno or c.lineno)) for f in findings
-    }
+    reported = _reporting_classes(case, findings)
     module = load_module(case.path)
     left_behind = set()
     for detector in (module.Detector(), module.GridDetector()):
