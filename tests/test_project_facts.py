@@ -197,9 +197,8 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
         "import torch\n\n\ndef on_meta(x):\n    return x.device == torch.device('meta')\n",
         "from accelerate import init_empty_weights\n\n\ndef build(cls):\n    with init_empty_weights():\n        return cls()\n",
         "import torch\n\n\ndef lazy_storage(dtype, size):\n    return torch.storage.TypedStorage(size, dtype=dtype, device='meta')\n",
-        "def build(cls, config):\n    # config.init_device='meta'\n    return cls(config)\n",
     ],
-    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage", "commented-out"],
+    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage"],
 )
 def test_what_is_not_meta_device_construction(script: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path / "p5m", {"masked.py": CONSTANT, "loader.py": script})
