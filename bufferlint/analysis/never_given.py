@@ -91,8 +91,7 @@ def _given_parameter(analysis: FileAnalysis, given: cst.BaseExpression, outer: c
         return False
     if _holds_only(outer_init, given.value, lambda value: _makes_parameter(analysis, value)):
         return True
-    params = (*outer_init.params.posonly_params, *outer_init.params.params, *outer_init.params.kwonly_params)
-    if not any(p.name.value == given.value for p in params) or _rebinds(outer_init, given.value):
+    if given.value not in _named_params(outer_init) or _rebinds(outer_init, given.value):
         return False
     return _always_parameter(analysis, outer, outer_init, given.value, depth + 1)
 
@@ -123,17 +122,24 @@ def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str, none_de
     parameter = stored.pop()
     if none_default and parameter not in _none_defaults(init):
         return None
-    params = (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)
-    return parameter if any(p.name.value == parameter for p in params) and not _rebinds(init, parameter) else None
+    return parameter if parameter in _named_params(init) and not _rebinds(init, parameter) else None
 
 
 def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
     return any(a.attr.value == attr for a in nodes_of(node, cst.Attribute))
 
 
+def _params(func: cst.FunctionDef) -> tuple[cst.Param, ...]:
+    """The named parameters (positional-only, positional, keyword-only; not `*args`/`**kwargs`)."""
+    return (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+
+
+def _named_params(func: cst.FunctionDef) -> set[str]:
+    return {p.name.value for p in _params(func)}
+
+
 def _none_defaults(func: cst.FunctionDef) -> set[str]:
-    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-    return {p.name.value for p in params if p.default is not None and is_name(p.default, "None")}
+    return {p.name.value for p in _params(func) if p.default is not None and is_name(p.default, "None")}
 
 
 def _rebinds(func: cst.FunctionDef, name: str) -> bool:
@@ -175,8 +181,7 @@ def _holds_only_none(func: cst.FunctionDef, name: str) -> bool:
 
 def _holds_only(func: cst.FunctionDef, name: str, accepted: Callable[[cst.BaseExpression], bool]) -> bool:
     """`name` is a local of `func` that every binding sets to an accepted value."""
-    params = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
-    if any(p.name.value == name for p in params):
+    if name in _named_params(func):
         return False
     bindings = [node for node in nodes_of(func.body, _REBINDING) if name in stored_names(_target(node))]
     return bool(bindings) and all(
