@@ -337,9 +337,21 @@ FRESH14 = [
     NVlabs/prismer NVlabs/ODISE Stability-AI/stable-fast-3d
     """.split()
 ]
+# Round 15 (fetched 2026-11-26, blind for the code after round 14's fixes).
+FRESH15 = [
+    (github.split("/")[1], github)
+    for github in """
+    haoheliu/AudioLDM lucidrains/block-recurrent-transformer-pytorch FunAudioLLM/CosyVoice LiheYoung/Depth-Anything lmnt-com/diffwave XingangPan/DragGAN
+    lucidrains/e2-tts-pytorch yformer/EfficientSAM CASIA-IVA-Lab/FastSAM tianzhi0549/FCOS AliaksandrSiarohin/first-order-model facebookresearch/fvcore
+    haofeixu/gmflow RVC-Boss/GPT-SoVITS HRNet/HRNet-Semantic-Segmentation open-mmlab/mmrotate ChaoningZhang/MobileSAM RangiLyu/nanodet
+    huggingface/nanotron PKU-YuanGroup/Open-Sora-Plan lucidrains/parti-pytorch google/prompt-to-prompt jfzhang95/pytorch-deeplab-xception lucidrains/RETRO-pytorch
+    huawei-noah/Speech-Backbones lucidrains/tab-transformer-pytorch threestudio-project/threestudio showlab/Tune-A-Video OpenGVLab/UniFormerV2 LiheYoung/UniMatch
+    gemelo-ai/vocos ivanvovk/WaveGrad
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15,
 }
 
 

@@ -126,6 +126,20 @@ def test_dropping_the_move_of_a_tensor_fitted_from_inputs_mixes_devices(tmp_path
     assert errors(naive) != []
 
 
+def test_dropping_a_move_a_subclass_skipping_the_base_constructor_inherits_mixes_devices(tmp_path: Path) -> None:
+    """`CausalSpectral` calls `nn.Module.__init__` and keeps a plain window of its own: the base's
+    registration never reaches it, and the inherited `weigh()` without its move mixes devices."""
+    text = _source("needed_moves.py")
+    naive = load_text(
+        text.replace("        self.window = torch.hann_window(n_fft)\n", '        self.register_buffer("window", torch.hann_window(n_fft), persistent=False)\n')
+        .replace("return x * self.window.to(x.device)\n\n    def forward(self, x):\n        return self.proj", "return x * self.window\n\n    def forward(self, x):\n        return self.proj"),
+        tmp_path,
+    )
+    assert _device_errors(load_text(text, tmp_path), "CausalSpectral", torch.randn(2, 8)) == []
+    assert _device_errors(naive, "Spectral", torch.randn(2, 8)) == []
+    assert _device_errors(naive, "CausalSpectral", torch.randn(2, 8)) != []
+
+
 def test_a_device_taken_from_a_list_of_clips_does_not_exist(tmp_path: Path) -> None:
     """The fix bufferlint no longer offers for `Contrastive` (the old one used `clips.device`)."""
     text = _source("device_source.py").replace(

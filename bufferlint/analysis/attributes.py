@@ -76,6 +76,8 @@ class ClassAttributes:
             return "a test defines the class to exercise it"
         if self.analysis.cuda_at_import is not None:
             return f"the file calls {self.analysis.cuda_at_import} when imported: it only runs on a GPU"
+        if self.analysis.export_format is not None:
+            return f"the file is written for {self.analysis.export_format} export: its modules are traced where they are built"
         return None
 
     def _replaced_later(self, attr: str) -> Optional[str]:

@@ -17,7 +17,7 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
-from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts, is_test_module
+from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts, export_variant, is_test_module
 from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts
 from bufferlint.analysis.returns import ReturnTypes, module_functions
@@ -192,6 +192,12 @@ class FileAnalysis:
         """A test or benchmark module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`,
         `benchmarks/`, `benchmark_*.py`)."""
         return is_test_module(self.module_name)
+
+    @cached_property
+    def export_format(self) -> Optional[str]:
+        """The format the file's modules are written to be exported to (`model_onnx.py`: "onnx"),
+        or None. Their devices are the tracer's business: no device finding is anyone's to act on."""
+        return export_variant(self.module_name)
 
     @cached_property
     def module_name(self) -> str:

@@ -248,6 +248,41 @@ def _contains(func: cst.FunctionDef, line: cst.SimpleStatementLine) -> bool:
     return any(site.line is line for site in iter_sites(func))
 
 
+def binds_on_instance(info: ClassInfo, attr: str) -> bool:
+    """Whether a method of the class stores `self.<attr>`, in any target form (`self.a, self.b =
+    ...` included): the instance then holds its own value, whatever the class body says."""
+    for func in info.methods.values():
+        me = self_name(func)
+        if me is not None and any(_stores(t, me, attr) for site in iter_sites(func) for t in _targets(site.small)):
+            return True
+    return False
+
+
+def runs_init_of(sub: ClassInfo, base: ClassInfo) -> bool:
+    """Whether building `sub` (a same-file subclass) runs `base.__init__`: it inherits a
+    constructor that does, or its own calls `super().__init__()` or `Cls.__init__(self)` for a
+    class on the way to `base`. A constructor that calls `nn.Module.__init__(self)` or no base
+    constructor at all skips `base.__init__` and whatever it registers."""
+    if sub is base:
+        return True
+    toward = [b for b in sub.bases_info if b is base or _derives(b, base)]
+    if sub.init is None:
+        return bool(toward) and runs_init_of(toward[0], base)
+    calls = [c for c in nodes_of(sub.init.body, cst.Call) if _is_base_init(c)]
+    for call in calls:
+        named = _explicit_base(call)
+        if named is None:  # super().__init__(): the next class of the MRO on the way to `base`
+            return bool(toward) and runs_init_of(toward[0], base)
+        chosen = next((b for b in (sub, *sub.ancestors()) if b.name == named.rpartition(".")[2]), None)
+        if chosen is not None and chosen is not sub and (chosen is base or _derives(chosen, base)):
+            return runs_init_of(chosen, base)
+    return False
+
+
+def _derives(info: ClassInfo, base: ClassInfo) -> bool:
+    return any(ancestor is base for ancestor in info.ancestors())
+
+
 def _targets(small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
     if isinstance(small, cst.Assign):
         return [t.target for t in small.targets]
@@ -311,5 +346,5 @@ def _literal(node: cst.BaseExpression) -> Optional[str]:
 
 
 def _code(node: cst.CSTNode) -> str:
-    text = cst.Module([]).code_for_node(node).strip()
+    text = " ".join(cst.Module([]).code_for_node(node).split())  # one line, whatever it spans
     return text if len(text) <= 50 else text[:47] + "..."

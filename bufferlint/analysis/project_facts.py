@@ -372,6 +372,22 @@ def is_test_module(module: str) -> bool:
     )
 
 
+_EXPORT_FORMATS = ("onnx", "ncnn")
+
+
+def export_variant(module: str) -> Optional[str]:
+    """The export format a file is written for, when its name or a folder says so
+    (`t2s_model_onnx.py`, `export-onnx.py`, `zipformer_for_ncnn_export_only.py`, `onnx/`).
+    Such modules are rewritten for a format's tracer: built, traced where they were built (on
+    the CPU as a rule) and never moved; the exported graph, not the module, is what runs."""
+    for part in module.split("."):
+        words = re.split(r"[^a-z0-9]+", part.lower())
+        found = next((w for w in _EXPORT_FORMATS if w in words), None)
+        if found is not None:
+            return found
+    return None
+
+
 def _literal_names(node: ast.expr, me: str, name_lists: dict[str, tuple[str, ...]]) -> Optional[tuple[str, ...]]:
     """The strings of a literal list or tuple, written out or held by a class attribute
     (`self._names`, `_names`)."""

@@ -31,7 +31,7 @@ class Rule:
         return Finding(
             code=self.code,
             name=self.name,
-            message=message,
+            message=one_line(message),
             filename=analysis.filename,
             node=node,
             fix=fix,
@@ -43,3 +43,10 @@ class Rule:
         import inspect
 
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+def one_line(message: str) -> str:
+    """A message on one line: code quoted from a statement that spans several lines (a
+    `torch.full(` whose arguments follow on the next lines) would break every line-oriented
+    output format."""
+    return message if "\n" not in message and "\r" not in message else " ".join(message.split())

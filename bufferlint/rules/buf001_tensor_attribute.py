@@ -59,7 +59,8 @@ class TensorAttribute(Rule):
     a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`),
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives, where no import of the run reaches the class
-    (CLIP's attention block in a vision tower built without a mask: always None).
+    (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
+    `export-onnx.py`): such modules are traced where they are built and never moved.
 
     ## Fix safety
     `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
@@ -86,8 +87,8 @@ class TensorAttribute(Rule):
        submodule's weights (no fix), does not alias an argument or another attribute, and is not
        handed to another module (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
-       imaginary part) and not bucket boundaries of `torch.bucketize` (no fix); no dtype set on
-       purpose, such as `dtype=torch.float32` (unsafe); not compared with data as thresholds
+       imaginary part), not bucket boundaries of `torch.bucketize`, and no dtype set on purpose,
+       such as `dtype=torch.float32` or `torch.FloatTensor(...)` (no fix); not compared with data as thresholds
        (`g >= self.edges[:-1]`: `.half()` would round the edges and move values across them;
        comparing its size is fine) (unsafe); a helper it is built by is readable in the linted
        files (else unsafe).

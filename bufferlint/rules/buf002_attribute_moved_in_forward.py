@@ -11,6 +11,7 @@ from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, dotted, forward_facts, self_attr_root
+from bufferlint.analysis.init_order import runs_init_of
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing, to_own_device
 from bufferlint.analysis.walk import nodes_of
@@ -188,6 +189,9 @@ def _fix_parts(
     held = moved_with_users(attributes)
     if held is not None and held.blocking:
         return None, None, held.reason
+    skipped = _skipping_subclass(attributes, attr, moves)
+    if skipped is not None:
+        return None, None, skipped
     edits: list[Edit] = [registration.edit]
     for found in moves:
         parents = Parents(found.method.func)
@@ -200,6 +204,18 @@ def _fix_parts(
         unsafe.append("the move targets a device that may differ from the module's")
     applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
     return edits, applicability, unsafe[0] if unsafe else ""
+
+
+def _skipping_subclass(attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> Optional[str]:
+    """Dropping a move from a method that a subclass inherits needs the subclass to hold the
+    buffer too: one whose constructor skips this class's `__init__` (calling `nn.Module.__init__`
+    itself) keeps its own plain `attr`, which the inherited method still has to move."""
+    info = attributes.info
+    for sub in attributes.family.subclasses(info):
+        inherited = [found.method.name for found in moves if found.method.name not in sub.methods]
+        if inherited and sub.assignments_to(attr) and not runs_init_of(sub, info):
+            return f"subclass {sub.name} skips {info.name}.__init__() and keeps a plain `{attr}` of its own, which the {inherited[0]}() it inherits still has to move"
+    return None
 
 
 def _reassigned(attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> list[str]:

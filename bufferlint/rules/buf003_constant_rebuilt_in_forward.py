@@ -89,7 +89,8 @@ class ConstantRebuiltInForward(Rule):
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing. Nor is code that runs
     only when a cache the method keeps on `self` is missing or stale (after
     `if self.cache is not None and n <= len(self.cache): return`, or under `if self.cache is None:`):
-    it builds a lazily grown cache, not a constant per call.
+    it builds a lazily grown cache, not a constant per call. A file written for ONNX or ncnn
+    export (`model_onnx.py`, `export-onnx.py`) is not checked: the tracer folds its constants.
 
     ## Fix safety
     Always unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer (named
@@ -117,6 +118,8 @@ class ConstantRebuiltInForward(Rule):
     summary = "Constant tensor rebuilt and moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        if analysis.export_format is not None:
+            return  # written for a format's tracer: traced where it is built, never moved
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             taken: set[str] = set()

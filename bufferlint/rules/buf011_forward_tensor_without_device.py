@@ -54,8 +54,10 @@ class ForwardTensorWithoutDevice(Rule):
     moved right after creation by any `.to(...)`/`.type_as(...)` that is not a dtype-only cast
     or by `.type(x.type())` (a tensor type names its device),
     `torch.normal(mean_t, std_t)`, CTC targets and lengths (`nn.CTCLoss`, `F.ctc_loss` take
-    them on the CPU), `pack_padded_sequence` lengths (they must be on the CPU), and ONNX shape
-    tensors (`shape_as_tensor`, `reshape_from_tensor_shape`).
+    them on the CPU), `pack_padded_sequence` lengths (they must be on the CPU), ONNX shape
+    tensors (`shape_as_tensor`, `reshape_from_tensor_shape`), and anything in a file written for
+    ONNX or ncnn export (`model_onnx.py`, `export-onnx.py`), whose modules are traced where they
+    are built and never moved.
     """
 
     code = "BUF011"
@@ -63,6 +65,8 @@ class ForwardTensorWithoutDevice(Rule):
     summary = "Tensor built in forward without device= is used with inputs"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
+        if analysis.export_format is not None:
+            return  # written for a format's tracer: traced where it is built, never moved
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             for method in facts.methods:
