@@ -349,9 +349,21 @@ FRESH15 = [
     gemelo-ai/vocos ivanvovk/WaveGrad
     """.split()
 ]
+# Round 16 (fetched 2026-11-26, blind for the code after round 15's fixes).
+FRESH16 = [
+    (github.split("/")[1], github)
+    for github in """
+    fishaudio/Bert-VITS2 lucidrains/bottleneck-transformer-pytorch microsoft/DeBERTa NVlabs/denoising-diffusion-gan MoonInTheRiver/DiffSinger dreamgaussian/dreamgaussian
+    naver/dust3r Doubiiu/DynamiCrafter NVIDIA/flowtron lllyasviel/Fooocus microsoft/human-pose-estimation.pytorch OpenGVLab/InternVideo
+    lucidrains/lion-pytorch NVlabs/LSGM shivammehta25/Matcha-TTS microsoft/MeshTransformer open-mmlab/mmgeneration bayesiains/nflows
+    VincentStimper/normalizing-flows NVlabs/NVAE NVIDIA/radtts kohya-ss/sd-scripts NVIDIA/semantic-segmentation liuyuan-pal/SyncDreamer
+    declare-lab/tango rtqichen/torchdiffeq facebookresearch/vggsfm AILab-CVC/VideoCrafter p0p4k/vits2_pytorch xxlong0/Wonder3D
+    cvlab-columbia/zero123
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16,
 }
 
 

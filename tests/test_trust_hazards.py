@@ -206,3 +206,16 @@ def test_a_class_walking_its_buffers_walks_the_new_one_too(tmp_path: Path) -> No
     naive = _naive(text, line, _register(line), tmp_path)
     assert load_text(text, tmp_path).Batched()[0].bounds.shape == (2, 3)
     assert naive.Batched()[0].bounds.shape == (3,)
+
+
+def test_registering_a_grid_a_stateless_helper_hands_out_moves_it_with_the_holder(tmp_path: Path) -> None:
+    """The unsafe fix for `GridHelper.verts`: as a buffer, the whole grid follows the holder to
+    its device, where the original kept it on the host and moved it chunk by chunk."""
+    text = _source("handed_out_grid.py")
+    original = load_text(text, tmp_path).Geometry()
+    fixed = load_text((TRUST / "handed_out_grid.unsafe.py").read_text(), tmp_path).Geometry()
+    for model in (original, fixed):
+        model.helper.grid_vertices()  # built lazily, on the CPU
+        model.to("meta")
+    assert original.helper.verts.device.type == "cpu"
+    assert fixed.helper.verts.device.type == "meta"

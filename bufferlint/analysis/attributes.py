@@ -88,7 +88,9 @@ class ClassAttributes:
         finding; so does a tensor assigned again after construction.)"""
         assignments = self.info.assignments_to(attr)
         replacing = {id(a.site.line): a for a in assignments if a.in_init and _replaces_tensor(a)}
-        tensors = [a for a in assignments if a.kind is ValueKind.TENSOR]
+        # the values replaced: tensors (BUF001), and lists of them (BUF009) that `__init__` stacks
+        # into a Parameter further down (`self.poses = [...]`, then `nn.Parameter(torch.stack(self.poses))`)
+        tensors = [a for a in assignments if a.kind is ValueKind.TENSOR or _container(a)]
         if not replacing or not tensors or not all(a.in_init for a in tensors):
             return None
         for tensor in tensors:
@@ -163,6 +165,10 @@ class ClassAttributes:
         )
         subclasses = tuple(forward_facts(self.analysis, sub) for sub in self.family.subclasses(self.info))
         return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses, self.analysis.mentions)
+
+
+def _container(assignment: AttrAssignment) -> bool:
+    return assignment.kind is ValueKind.OTHER and assignment.value is not None and may_hold_tensors(assignment.value) and not isinstance(assignment.value, cst.Name)
 
 
 # Tensor methods whose result lives on the host as Python or NumPy values, not as a tensor.

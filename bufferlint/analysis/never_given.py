@@ -102,16 +102,16 @@ def _makes_parameter(analysis: FileAnalysis, value: cst.BaseExpression) -> bool:
 
 def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str, none_default: bool = True) -> Optional[str]:
     """`p` when `__init__` only ever stores its parameter `p` (None-default, unless `none_default`
-    is False) or None in the attribute, and other methods only store values derived from the
-    attribute itself."""
+    is False) or None in the attribute, and other methods only store None or values derived from
+    the attribute itself (`self.attn_mask = None` before a temporal attention)."""
     stored: set[str] = set()
     for assignment in info.assignments_to(attr):
         value = assignment.value
         if value is None or assignment.augmented:
             return None
+        if is_name(value, "None"):
+            continue
         if assignment.method is init:
-            if is_name(value, "None"):
-                continue
             if not isinstance(value, cst.Name):
                 return None
             stored.add(value.value)

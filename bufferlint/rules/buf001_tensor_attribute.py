@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes, file_family
 from bufferlint.analysis.evidence import Evidence
+from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.intent import self_rebinding
 from bufferlint.fixes.register_buffer import buffer_fix, buffer_registration
@@ -97,6 +98,10 @@ class TensorAttribute(Rule):
     9. Nothing in the class or its bases walks every buffer (`self.named_buffers()`,
        `self._buffers`) or overrides what lists them (`named_buffers()`, `state_dict()`,
        `_load_from_state_dict()`...): the new buffer would be walked or listed there (unsafe).
+    10. When the only evidence is that a method returns it, the class holds parameters, buffers
+       or submodules, so whoever uses it runs it on the module's device; a stateless helper that
+       only hands the tensor out may be kept on the host on purpose (a grid its holder moves to
+       the GPU chunk by chunk), and a buffer would follow the holder there (unsafe).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 
@@ -125,10 +130,20 @@ class TensorAttribute(Rule):
         elif registration.edit is None:
             message += "; no fix: no __init__ with super().__init__() to register it in"
         else:
-            applicability = Applicability.UNSAFE if hazards.unsafe else Applicability.SAFE
+            unsafe = [*hazards.unsafe, *_handed_out(attributes, evidence)]
+            applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
             fix = buffer_fix(registration.edit, applicability, attr)
-            if hazards.unsafe:
-                message += f"; unsafe: {hazards.unsafe[0]}"
+            if unsafe:
+                message += f"; unsafe: {unsafe[0]}"
         if hazards.notes and fix is not None:
             message += f"; {hazards.notes[0]}"
         return self.finding(analysis, attributes.defining[attr].statement, message, fix)
+
+
+def _handed_out(attributes: ClassAttributes, evidence: Evidence) -> list[str]:
+    """A tensor whose only evidence is that a method returns it, in a class that holds no state:
+    its users may keep it on the host on purpose (a large grid handed out chunk by chunk), and a
+    buffer would follow the holder to the GPU."""
+    if evidence.kind != "returned" or moved_with_users(attributes) is None:
+        return []
+    return [f"{attributes.info.name} holds no parameters, buffers or submodules and only hands it out ({evidence.method}() returns it): nothing shows its users want it on the module's device"]

@@ -10,11 +10,11 @@ import libcst as cst
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, dotted, forward_facts, self_attr_root
+from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, self_attr_root
 from bufferlint.analysis.init_order import runs_init_of
 from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing, to_own_device
-from bufferlint.analysis.walk import nodes_of
 from bufferlint.fixes.forward import Parents, drop_move_edits
 from bufferlint.fixes.register_buffer import buffer_registration
 from bufferlint.model import Applicability, Edit, Finding, Fix
@@ -229,37 +229,3 @@ def _reassigned(attributes: ClassAttributes, attr: str, moves: list[AttributeMov
         reasons.append(f"{assignment.method.name.value}() also assigns `{attr}`, and that tensor may not be on the module's device")
         break
     return reasons
-
-
-@dataclass(frozen=True)
-class Unmoved:
-    """Why nothing proves that the module is moved with the model that uses it."""
-
-    reason: str
-    blocking: bool  # no module of the run even holds one: the move is its only way to the device
-
-
-def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
-    """None when the module is moved by whoever uses it: it holds parameters, buffers or
-    submodules (in the class or its bases), so it must be moved to run at all. A module without
-    any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
-    info, analysis = attributes.info, attributes.analysis
-    for owner in (info, *info.ancestors()):
-        if owner.parameters or owner.registered_buffers or owner.submodules:
-            return None
-    lineage = analysis.lineage(info)
-    if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
-        return None
-    if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
-        return Unmoved(f"{info.name} holds no parameters, buffers or submodules: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
-    return Unmoved(f"{info.name} holds no parameters, buffers or submodules, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
-
-
-def _held_here(analysis: FileAnalysis) -> frozenset[str]:
-    """Classes that the module classes of this file instantiate into their attributes."""
-    names: set[str] = set()
-    for info in analysis.module_classes:
-        for assignment in info.assignments:
-            if assignment.kind is ValueKind.MODULE and assignment.value is not None:
-                names.update(dotted(call.func).rpartition(".")[2] for call in nodes_of(assignment.value, cst.Call))
-    return frozenset(names)
