@@ -361,9 +361,19 @@ FRESH16 = [
     cvlab-columbia/zero123
     """.split()
 ]
+# Round 17 (fetched 2026-11-26, blind for the code after round 16's fixes).
+FRESH17 = [
+    (github.split("/")[1], github)
+    for github in """
+    haoheliu/AudioLDM2 lucidrains/big-sleep Dao-AILab/flash-attention IDEA-Research/Grounded-Segment-Anything lhotse-speech/lhotse Lightricks/LTX-Video
+    guochengqian/Magic123 Text-to-Audio/Make-An-Audio prs-eth/Marigold naver/mast3r open-mmlab/mmocr open-mmlab/mmpretrain
+    genmoai/mochi One-2-3-45/One-2-3-45 microsoft/Oscar rhasspy/piper lucidrains/point-transformer-pytorch riffusion/riffusion
+    s3prl/s3prl facebookresearch/sapiens UX-Decoder/Semantic-SAM rinongal/StyleGAN-nada huggingface/trl microsoft/XPretrain
+    """.split()
+]
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17,
 }
 
 

@@ -150,3 +150,29 @@ def test_full_shows_snippet_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
 def test_statistics_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--select", "BUF001", "--statistics", "--output-format", "json", "m.py"]) == 1
     assert json.loads(capsys.readouterr().out) == [{"code": "BUF001", "name": "tensor-attribute", "count": 2, "fixable": True}]
+
+
+def test_a_message_quoting_a_statement_over_several_lines_stays_on_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The no-fix reason quotes the statement that sets the name first; written over three
+    lines, it used to break the concise line (and any line-oriented consumer) in two."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Schedule(nn.Module):\n"
+        "    def __init__(self, n):\n"
+        "        super().__init__()\n"
+        "        self.lin = nn.Linear(3, 3)\n"
+        "        self.make(n)\n"
+        "        self.ids = torch.arange(n)\n\n"
+        "    def make(self, n):\n"
+        "        self.ids = torch.full(\n"
+        "            size=(n,), fill_value=n - 1, dtype=torch.long\n"
+        "        )\n\n"
+        "    def forward(self, x):\n"
+        "        return self.lin(x) + self.ids.to(x.device)\n"
+    )
+    path = tmp_path / "schedule.py"
+    path.write_text(source)
+    main(["--no-cache", "--exit-zero", "--output-format", "concise", str(path)])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+    assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["BUF001", "BUF002"]
+    assert all("no fix: `self.ids = torch.full( size=(n,), fill_value=n ...` sets it first (in make())" in line for line in lines)
