@@ -153,7 +153,7 @@ class InitOrder:
                 if isinstance(resolved, cst.FunctionDef):
                     yield self._whole(attr, resolved)
         if lineage.outside is not None:
-            yield Prior(unknown=f"base class {lineage.outside} is not among the linted files")
+            yield Prior(unknown=f"base class {lineage.outside} was not found among the linted files")
 
     # -- resolution ------------------------------------------------------------------------------------
     def _resolve(self, method: str) -> Union[cst.FunctionDef, CrossFile, str, None]:

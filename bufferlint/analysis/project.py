@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 import warnings
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
@@ -188,20 +188,15 @@ class ProjectIndex:
         self._propagate()
 
     def canonical(self, name: str) -> str:
-        """Follow re-exports (`pkg.Base` -> `pkg.base.Base`) to where a class is defined; an
-        import through namespace folders is matched by the end of its module path (`_located`)."""
+        """Follow re-exports (`pkg.Base` -> `pkg.base.Base`) to where a class is defined."""
         for _ in range(_MAX_ALIAS_HOPS):
             if name in self.classes:
                 return name
             target = self._alias_target(name)
             if target is None or target == name:
-                break
+                return name
             name = target
-        return self._located(name)
-
-    @cached_property
-    def _short_names(self) -> frozenset[str]:
-        return frozenset(name.rpartition(".")[2] for name in self.classes)
+        return name
 
     def _alias_target(self, name: str) -> Optional[str]:
         # `pkg.sub.Base` may be `pkg.sub` imported under an alias, then `.Base` on it.
@@ -244,23 +239,6 @@ class ProjectIndex:
             for _, index in files for owner, facts in index.facts.classes.items() if facts.moves_held
         ]
         return ProjectFacts(((path, index.facts) for path, index in files), hierarchy, imported, held)
-
-    def _located(self, name: str) -> str:
-        """`name`, or the class of the run whose module name ends the import's module path:
-        `ldm.models.diffusion.ddpm.DDPM` is `diffusion.ddpm.DDPM` when `ldm/` and `models/` have
-        no `__init__.py` (namespace folders), so the file's module name starts at `diffusion/`.
-        At least two parts of the module path must match."""
-        if name in self.classes:
-            return name
-        module, _, short = name.rpartition(".")
-        if short not in self._short_names:
-            return name  # most names an import spells are no class of the run: no walk
-        parts = module.split(".")
-        for start in range(1, len(parts) - 1):
-            candidate = ".".join([*parts[start:], short])
-            if candidate in self.classes:
-                return candidate
-        return name
 
     def _canonical_import(self, name: str) -> str:
         return f"*{self.canonical(name[1:])}" if name.startswith("*") else self.canonical(name)
