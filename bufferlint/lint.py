@@ -94,6 +94,8 @@ def check_module(
     analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions, settings.project)
     rules = settings.enabled_rules()
     analysis.enabled = frozenset(rule.code for rule in rules)  # a rule may leave a case to another that runs
+    if analysis.export_format is not None:
+        rules = [rule for rule in rules if not rule.skips_export_files]
     try:
         raw = [finding for rule in rules for finding in rule().check(analysis)]
         if not raw:

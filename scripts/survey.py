@@ -195,6 +195,13 @@ FRESH3 = [
     ("efficientdet-pytorch", "rwightman/efficientdet-pytorch"),
     ("torchsde", "google-research/torchsde"),
 ]
+
+
+def _repositories(listing: str) -> list[tuple[str, str]]:
+    """(folder name, `owner/name`) for each repository of a whitespace-separated listing."""
+    return [(github.split("/")[1], github) for github in listing.split()]
+
+
 # The fourth round (ten repositories, judged by the lead) and the fifth (48 repositories, fetched
 # on 2026-11-23, judged by reviewers given only the standard), each blind for the code of its day.
 FRESH4 = [
@@ -209,9 +216,7 @@ FRESH4 = [
     ("moco-v3", "facebookresearch/moco-v3"),
     ("En-transformer", "lucidrains/En-transformer"),
 ]
-FRESH5 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH5 = _repositories("""
     Megvii-BaseDetection/YOLOX JingyunLiang/SwinIR princeton-vl/RAFT zju3dv/LoFTR cvg/LightGlue isl-org/MiDaS
     yl4579/StyleTTS2 Stability-AI/stable-audio-tools real-stanford/diffusion_policy qubvel/segmentation_models.pytorch
     facebookresearch/co-tracker ermongroup/ddim facebookresearch/swav haotian-liu/LLaVA pytorch/ignite
@@ -222,59 +227,44 @@ FRESH5 = [
     archinetai/audio-diffusion-pytorch LTH14/mar willisma/SiT facebookresearch/hiera NVlabs/SPADE m-bain/whisperX
     facebookresearch/jepa KwaiVGI/LivePortrait lucidrains/CoCa-pytorch lucidrains/siren-pytorch lucidrains/egnn-pytorch
     lucidrains/conformer deepseek-ai/DeepSeek-V3 hustvl/Vim sail-sg/poolformer
-    """.split()
-]
+""")
 # Round 6 (fetched 2026-11-24, blind for the code after round 5's fixes); facebookresearch/moco's
 # mirror held no files.
-FRESH6 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH6 = _repositories("""
     ashawkey/stable-dreamfusion NVIDIA/BigVGAN huggingface/lerobot THUDM/CogVideo facebookresearch/MaskFormer
     facebookresearch/barlowtwins facebookresearch/vicreg ViTAE-Transformer/ViTPose sczhou/ProPainter
     TencentARC/T2I-Adapter tencent-ailab/IP-Adapter lucidrains/phenaki-pytorch lucidrains/iTransformer
     lucidrains/ring-attention-pytorch microsoft/GLIP
-    """.split()
-]
+""")
 # Round 7 (fetched 2026-11-26, blind for the code after round 6's fixes); open-mmlab/mmdetection was
 # too large to fetch.
-FRESH7 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH7 = _repositories("""
     lucidrains/make-a-video-pytorch hpcaitech/Open-Sora Vchitect/Latte PixArt-alpha/PixArt-alpha salesforce/LAVIS
     mit-han-lab/streaming-llm yxlllc/DDSP-SVC RVC-Project/Retrieval-based-Voice-Conversion-WebUI
     lucidrains/toolformer-pytorch lucidrains/x-clip lucidrains/memorizing-transformers-pytorch lucidrains/PaLM-pytorch
     lucidrains/bit-diffusion myshell-ai/MeloTTS kakaobrain/karlo Stability-AI/StableCascade Tencent/HunyuanDiT
     OpenGVLab/InternImage Alpha-VLLM/Lumina-T2X
-    """.split()
-]
+""")
 # Round 8 (fetched 2026-11-26, blind for the code after round 7's fixes).
-FRESH8 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH8 = _repositories("""
     facebookresearch/TimeSformer facebookresearch/simsiam MCG-NJU/VideoMAE swz30/Restormer milesial/Pytorch-UNet
     VainF/DeepLabV3Plus-Pytorch nianticlabs/monodepth2 richzhang/PerceptualSimilarity mseitzer/pytorch-fid
     princeton-vl/DROID-SLAM autonomousvision/stylegan-xl NVlabs/eg3d salesforce/ALBEF tloen/alpaca-lora
     WongKinYiu/yolov9 pytorch/rl facebookresearch/Detic ashawkey/torch-ngp isl-org/DPT zhanghang1989/ResNeSt
     facebookresearch/pycls facebookresearch/nougat
-    """.split()
-]
+""")
 # Round 9 (fetched 2026-11-26, blind for the code after round 8's fixes); graphdeco-inria/gaussian-splatting
 # was too large to fetch.
-FRESH9 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH9 = _repositories("""
     CompVis/latent-diffusion facebookresearch/LeViT facebookresearch/xcit facebookresearch/denoiser
     kan-bayashi/ParallelWaveGAN jaywalnut310/glow-tts lifeiteng/vall-e IDEA-Research/DINO meituan/YOLOv6
     thuml/Autoformer Pointcept/Pointcept yanx27/Pointnet_Pointnet2_pytorch CSAILVision/semantic-segmentation-pytorch
     pytorch-labs/gpt-fast lukemelas/EfficientNet-PyTorch microsoft/CvT whai362/PVT mit-han-lab/temporal-shift-module
     sxyu/pixel-nerf collabora/WhisperSpeech DingXiaoH/RepVGG NVlabs/MambaVision lucidrains/nuwa-pytorch
     Stability-AI/stablediffusion cure-lab/LTSF-Linear leoxiaobin/deep-high-resolution-net.pytorch xingyizhou/CenterNet
-    """.split()
-]
+""")
 # Round 10 (fetched 2026-11-26, blind for the code after round 9's fixes).
-FRESH10 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH10 = _repositories("""
     lucidrains/linear-attention-transformer lucidrains/titans-pytorch lucidrains/st-moe-pytorch openai/consistencydecoder
     openai/DALL-E facebookresearch/omnivore facebookresearch/VideoPose3D facebookresearch/CutLER
     facebookresearch/pytorch_GAN_zoo facebookresearch/lingua NVlabs/GroupViT ifzhang/ByteTrack hustvl/YOLOS
@@ -282,13 +272,10 @@ FRESH10 = [
     Plachtaa/VALL-E-X resemble-ai/chatterbox SHI-Labs/Neighborhood-Attention-Transformer Sense-X/UniFormer
     POSTECH-CVLab/point-transformer lllyasviel/ControlNet TencentARC/PhotoMaker ZhengPeng7/BiRefNet
     hzwer/ECCV2022-RIFE baaivision/EVA mit-han-lab/once-for-all WangYueFt/dgcnn
-    """.split()
-]
+""")
 # Round 11 (fetched 2026-11-26, blind for the code after round 10's fixes);
 # junyanz/pytorch-CycleGAN-and-pix2pix was too large to fetch.
-FRESH11 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH11 = _repositories("""
     lucidrains/slot-attention lucidrains/lambda-networks lucidrains/axial-attention lucidrains/mixture-of-experts
     lucidrains/recurrent-memory-transformer-pytorch lucidrains/byol-pytorch facebookresearch/ClassyVision
     facebookresearch/votenet facebookresearch/frankmocap facebookresearch/pifuhd facebookresearch/multimodal
@@ -296,13 +283,10 @@ FRESH11 = [
     xinntao/EDVR NVIDIA/pix2pixHD NVIDIA/flownet2-pytorch clovaai/stargan-v2 clovaai/deep-text-recognition-benchmark
     clovaai/CRAFT-pytorch JaidedAI/EasyOCR mindee/doctr mlfoundations/open_flamingo
     jadore801120/attention-is-all-you-need-pytorch VAST-AI-Research/TripoSR dvlab-research/LISA Vision-CAIR/MiniGPT-4
-    """.split()
-]
+""")
 # Round 12 (fetched 2026-11-26, blind for the code after round 11's fixes); LikeLy-Journey/SegmenTron's
 # snapshot came as a work tree and was left out.
-FRESH12 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH12 = _repositories("""
     lucidrains/g-mlp-pytorch lucidrains/glom-pytorch lucidrains/electra-pytorch lucidrains/CALM-pytorch
     lucidrains/halonet-pytorch facebookresearch/DPR facebookresearch/XLM facebookresearch/InterHand2.6M
     facebookresearch/ppuda facebookresearch/co3d microsoft/Cream microsoft/X-Decoder microsoft/NeuralSpeech
@@ -310,12 +294,9 @@ FRESH12 = [
     autonomousvision/mip-splatting SamLynnEvans/Transformer akamaster/pytorch_resnet_cifar10
     jacobgil/pytorch-grad-cam Cadene/pretrained-models.pytorch rwightman/gen-efficientnet-pytorch hszhao/semseg
     yassouali/pytorch-segmentation meetps/pytorch-semseg salesforce/CodeT5
-    """.split()
-]
+""")
 # Round 13 (fetched 2026-11-26, blind for the code after round 12's fixes).
-FRESH13 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH13 = _repositories("""
     lucidrains/perceiver-ar-pytorch lucidrains/BS-RoFormer lucidrains/equiformer-pytorch lucidrains/nystrom-attention
     lucidrains/linformer lucidrains/sinkhorn-transformer facebookresearch/AudioMAE facebookresearch/unbiased-teacher
     facebookresearch/LaViLa facebookresearch/MCC facebookresearch/drqv2 yangxy/GPEN ckkelvinchan/RealBasicVSR
@@ -323,54 +304,41 @@ FRESH13 = [
     ZrrSkywalker/PointCLIP kzl/decision-transformer DLR-RM/rl-baselines3-zoo ming024/FastSpeech2
     CorentinJ/Real-Time-Voice-Cloning auspicious3000/autovc resemble-ai/Resemblyzer snakers4/silero-vad
     sigsep/open-unmix-pytorch keonlee9420/Comprehensive-Transformer-TTS maum-ai/univnet
-    """.split()
-]
+""")
 # Round 14 (fetched 2026-11-26, blind for the code after round 13's fixes).
-FRESH14 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH14 = _repositories("""
     lucidrains/ema-pytorch lucidrains/q-transformer lucidrains/mlp-mixer-pytorch lucidrains/pi-GAN-pytorch
     lucidrains/deep-daze lucidrains/transganformer facebookresearch/msn facebookresearch/ToMe facebookresearch/deepcluster
     facebookresearch/CPC_audio facebookresearch/av_hubert facebookresearch/svoice facebookresearch/WavAugment
     mit-han-lab/bevfusion mit-han-lab/fastcomposer mit-han-lab/smoothquant mit-han-lab/llm-awq thu-ml/prolificdreamer
     thu-ml/unidiffuser thuml/Anomaly-Transformer thuml/Nonstationary_Transformers artidoro/qlora TencentARC/InstantMesh
     NVlabs/prismer NVlabs/ODISE Stability-AI/stable-fast-3d
-    """.split()
-]
+""")
 # Round 15 (fetched 2026-11-26, blind for the code after round 14's fixes).
-FRESH15 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH15 = _repositories("""
     haoheliu/AudioLDM lucidrains/block-recurrent-transformer-pytorch FunAudioLLM/CosyVoice LiheYoung/Depth-Anything lmnt-com/diffwave XingangPan/DragGAN
     lucidrains/e2-tts-pytorch yformer/EfficientSAM CASIA-IVA-Lab/FastSAM tianzhi0549/FCOS AliaksandrSiarohin/first-order-model facebookresearch/fvcore
     haofeixu/gmflow RVC-Boss/GPT-SoVITS HRNet/HRNet-Semantic-Segmentation open-mmlab/mmrotate ChaoningZhang/MobileSAM RangiLyu/nanodet
     huggingface/nanotron PKU-YuanGroup/Open-Sora-Plan lucidrains/parti-pytorch google/prompt-to-prompt jfzhang95/pytorch-deeplab-xception lucidrains/RETRO-pytorch
     huawei-noah/Speech-Backbones lucidrains/tab-transformer-pytorch threestudio-project/threestudio showlab/Tune-A-Video OpenGVLab/UniFormerV2 LiheYoung/UniMatch
     gemelo-ai/vocos ivanvovk/WaveGrad
-    """.split()
-]
+""")
 # Round 16 (fetched 2026-11-26, blind for the code after round 15's fixes).
-FRESH16 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH16 = _repositories("""
     fishaudio/Bert-VITS2 lucidrains/bottleneck-transformer-pytorch microsoft/DeBERTa NVlabs/denoising-diffusion-gan MoonInTheRiver/DiffSinger dreamgaussian/dreamgaussian
     naver/dust3r Doubiiu/DynamiCrafter NVIDIA/flowtron lllyasviel/Fooocus microsoft/human-pose-estimation.pytorch OpenGVLab/InternVideo
     lucidrains/lion-pytorch NVlabs/LSGM shivammehta25/Matcha-TTS microsoft/MeshTransformer open-mmlab/mmgeneration bayesiains/nflows
     VincentStimper/normalizing-flows NVlabs/NVAE NVIDIA/radtts kohya-ss/sd-scripts NVIDIA/semantic-segmentation liuyuan-pal/SyncDreamer
     declare-lab/tango rtqichen/torchdiffeq facebookresearch/vggsfm AILab-CVC/VideoCrafter p0p4k/vits2_pytorch xxlong0/Wonder3D
     cvlab-columbia/zero123
-    """.split()
-]
+""")
 # Round 17 (fetched 2026-11-26, blind for the code after round 16's fixes).
-FRESH17 = [
-    (github.split("/")[1], github)
-    for github in """
+FRESH17 = _repositories("""
     haoheliu/AudioLDM2 lucidrains/big-sleep Dao-AILab/flash-attention IDEA-Research/Grounded-Segment-Anything lhotse-speech/lhotse Lightricks/LTX-Video
     guochengqian/Magic123 Text-to-Audio/Make-An-Audio prs-eth/Marigold naver/mast3r open-mmlab/mmocr open-mmlab/mmpretrain
     genmoai/mochi One-2-3-45/One-2-3-45 microsoft/Oscar rhasspy/piper lucidrains/point-transformer-pytorch riffusion/riffusion
     s3prl/s3prl facebookresearch/sapiens UX-Decoder/Semantic-SAM rinongal/StyleGAN-nada huggingface/trl microsoft/XPretrain
-    """.split()
-]
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17,

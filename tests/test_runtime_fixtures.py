@@ -169,7 +169,7 @@ def test_buf008_reports_the_frozen_parameters_that_can_be_buffers() -> None:
     finds the device is not reported (as a buffer, that lookup raises StopIteration)."""
     case = next(c for c in all_cases() if c.id == "buf008/device_anchor")
     findings = check_bytes(case.source, str(case.path), case.settings()).findings
-    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    reported = _attributes_named(findings)
     module = load_module(case.path)
     inputs = {"ImageFeeder": ([torch.zeros(2)],), "Centered": (torch.randn(2, 3),), "Padded": (torch.randn(2, 3),)}
     still_working = set()
@@ -184,6 +184,11 @@ def test_buf008_reports_the_frozen_parameters_that_can_be_buffers() -> None:
             continue
         still_working.update(frozen)
     assert reported == still_working == {"center", "spare"}
+
+
+def _attributes_named(findings: list[Any]) -> set[str]:
+    """The attribute each finding's message names first (`Tensor attribute `table` is ...`)."""
+    return {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
 
 
 def _reporting_classes(case: Case, findings: list[Any]) -> set[str]:
@@ -231,7 +236,7 @@ def test_tables_built_under_a_device_context_are_not_reported() -> None:
     that stay off the device once the models move there are exactly those reported."""
     case = next(c for c in all_cases() if c.id == "trust/device_context")
     findings = check_bytes(case.source, str(case.path), case.settings()).findings
-    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    reported = _attributes_named(findings)
     module = load_module(case.path)
     decoder, encoder = module.Decoder(), module.Encoder()
     with torch.device("meta"):
@@ -283,7 +288,7 @@ def test_arguments_given_as_parameters_are_not_reported() -> None:
     plain tensors in the instances the file builds (a Parameter handed in is registered)."""
     case = next(c for c in all_cases() if c.id == "trust/given_parameters")
     findings = check_bytes(case.source, str(case.path), case.settings()).findings
-    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    reported = _attributes_named(findings)
     module = load_module(case.path)
     plain = set()
     for backbone in (module.Backbone(), module.TokenBackbone()):
@@ -310,7 +315,7 @@ def test_parameters_handed_down_through_blocks_are_not_reported() -> None:
     every layer that stores it."""
     case = next(c for c in all_cases() if c.id == "trust/given_parameters_through")
     findings = [f for f in check_bytes(case.source, str(case.path), case.settings()).findings if f.code == "BUF001"]
-    reported = {re.search(r"`(\w+)`", f.message).group(1) for f in findings}  # type: ignore[union-attr]
+    reported = _attributes_named(findings)
     module = load_module(case.path)
     encoder, plain_encoder = module.Encoder(), module.PlainEncoder()
     plain = {name.rpartition(".")[2] for model in (encoder, plain_encoder) for name in _plain_tensors(model)}

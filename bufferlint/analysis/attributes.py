@@ -76,8 +76,6 @@ class ClassAttributes:
             return "a test defines the class to exercise it"
         if self.analysis.cuda_at_import is not None:
             return f"the file calls {self.analysis.cuda_at_import} when imported: it only runs on a GPU"
-        if self.analysis.export_format is not None:
-            return f"the file is written for {self.analysis.export_format} export: its modules are traced where they are built"
         return None
 
     def _replaced_later(self, attr: str) -> Optional[str]:
@@ -159,16 +157,19 @@ class ClassAttributes:
     @cached_property
     def _evidence(self) -> EvidenceFinder:
         # The attributes the rules ask about: tensors, and containers that may hold them (BUF009).
-        wanted = frozenset(self.defining) | frozenset(
-            a.attr for a in self.info.assignments
-            if a.kind is ValueKind.OTHER and a.value is not None and may_hold_tensors(a.value)
-        )
+        wanted = frozenset(self.defining) | frozenset(a.attr for a in self.info.assignments if _may_hold_tensors(a))
         subclasses = tuple(forward_facts(self.analysis, sub) for sub in self.family.subclasses(self.info))
         return EvidenceFinder(forward_facts(self.analysis, self.info), wanted, subclasses, self.analysis.mentions)
 
 
+def _may_hold_tensors(assignment: AttrAssignment) -> bool:
+    """A value of no known kind that could be a container of tensors (BUF009's candidates)."""
+    return assignment.kind is ValueKind.OTHER and assignment.value is not None and may_hold_tensors(assignment.value)
+
+
 def _container(assignment: AttrAssignment) -> bool:
-    return assignment.kind is ValueKind.OTHER and assignment.value is not None and may_hold_tensors(assignment.value) and not isinstance(assignment.value, cst.Name)
+    """Such a value spelled out as a container, not a name that may be anything."""
+    return _may_hold_tensors(assignment) and not isinstance(assignment.value, cst.Name)
 
 
 # Tensor methods whose result lives on the host as Python or NumPy values, not as a tensor.

@@ -806,10 +806,10 @@ class ProjectFacts:
         self.imported.update(facts.imports)
         for method, line in facts.device_context_calls:
             self.device_context_calls.setdefault(method, f"{path}:{line}")
-        if facts.exports is not None:
-            for module in {name.rpartition(".")[0] for name in facts.classes}:
-                self.exports[module] = facts.exports
         modules = {name.rpartition(".")[0] for name in facts.classes}
+        if facts.exports is not None:
+            for module in modules:
+                self.exports[module] = facts.exports
         for module in modules:
             self.module_files[module] = self.module_files.get(module, 0) + 1
             for spelled in _path_module_names(path):

@@ -23,6 +23,9 @@ class Rule:
     # Substrings one of which any file with a finding of this rule contains (the prefilter): a
     # module class is spelled through a torch import or through a module base outside torch.
     triggers: ClassVar[tuple[str, ...]] = ("torch", *torch_api.NON_TORCH_MODULE_BASE_NAMES)
+    # A device finding in a file written for ONNX or ncnn export (`FileAnalysis.export_format`) is
+    # no one's to act on: its modules are traced where they are built. lint.py skips such rules there.
+    skips_export_files: ClassVar[bool] = False
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         raise NotImplementedError

@@ -107,6 +107,7 @@ class TensorAttribute(Rule):
 
     code = "BUF001"
     name = "tensor-attribute"
+    skips_export_files = True
     summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:

@@ -115,11 +115,10 @@ class ConstantRebuiltInForward(Rule):
 
     code = "BUF003"
     name = "constant-rebuilt-in-forward"
+    skips_export_files = True
     summary = "Constant tensor rebuilt and moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        if analysis.export_format is not None:
-            return  # written for a format's tracer: traced where it is built, never moved
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             taken: set[str] = set()

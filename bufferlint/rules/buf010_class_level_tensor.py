@@ -59,12 +59,11 @@ class ClassLevelTensor(Rule):
 
     code = "BUF010"
     name = "class-level-tensor"
+    skips_export_files = True
     default_enabled = False
     summary = "Class-level tensor: shared by all instances and never moved"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        if analysis.export_format is not None:
-            return  # written for a format's tracer: traced where it is built, never moved
         containers = ContainerInference(analysis.inference)
         for info in analysis.module_classes:
             scope = Scope()

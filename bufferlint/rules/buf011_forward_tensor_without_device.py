@@ -67,12 +67,11 @@ class ForwardTensorWithoutDevice(Rule):
 
     code = "BUF011"
     name = "forward-tensor-without-device"
+    skips_export_files = True
     default_enabled = False
     summary = "Tensor built in forward without device= is used with inputs"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        if analysis.export_format is not None:
-            return  # written for a format's tracer: traced where it is built, never moved
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             for method in facts.methods:
