@@ -339,9 +339,18 @@ FRESH17 = _repositories("""
     genmoai/mochi One-2-3-45/One-2-3-45 microsoft/Oscar rhasspy/piper lucidrains/point-transformer-pytorch riffusion/riffusion
     s3prl/s3prl facebookresearch/sapiens UX-Decoder/Semantic-SAM rinongal/StyleGAN-nada huggingface/trl microsoft/XPretrain
 """)
+# Round 18 (fetched 2026-11-26, blind for the code after round 17's fixes).
+FRESH18 = _repositories("""
+    MVIG-SJTU/AlphaPose open-mmlab/Amphion xingyizhou/CenterTrack hkchengrex/Cutie divelab/DIG
+    shenweichen/DeepCTR-Torch Rongjiehuang/FastDiff drinkingcoder/FlowFormer-Official THUDM/GLM rampasek/GraphGPS
+    microsoft/Graphormer chaofengc/IQA-PyTorch OpenGVLab/InternVL FoundationVision/LlamaGen NATSpeech/NATSpeech
+    DAMO-DI-ML/NeurIPS2023-One-Fits-All open-mmlab/OpenPCDet megvii-research/PETR baaivision/Painter
+    Arthur151/ROMP lyuwenyu/RT-DETR takuseno/d3rlpy bytedance/ibot NVlabs/imaginaire zalandoresearch/pytorch-ts
+    stanfordnlp/stanza DeepGraphLearning/torchdrug SalesforceAIResearch/uni2ts
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18,
 }
 
 

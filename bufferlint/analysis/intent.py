@@ -366,6 +366,34 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     return None
 
 
+def _lazy_on_own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Built once, on first use, straight onto the device of the module's own tensors
+    (`if self.idx is None: self.idx = torch.tensor(..., device=self.vars.device)`): there is no
+    host copy to move, and the first call happens where the module already lives."""
+    if _tensor_at_init(info, attr):
+        return None
+    built = [
+        a for a in info.assignments_to(attr)
+        if a.kind is ValueKind.TENSOR and not a.augmented and a.value is not None
+        and not _mentions_self_attr(a.value, a.scope.self_name, attr)
+    ]
+    if not built or not all(a.site.nested and _guarded_by_itself(a) and _on_own_device(a) for a in built):
+        return None
+    return f"{built[0].method.name.value}() builds it once, on the device of the module's own tensors"
+
+
+def _on_own_device(assignment: AttrAssignment) -> bool:
+    """`device=self.<tensor>.device` in the value."""
+    scope = assignment.scope
+    for arg in nodes_of(assignment.value, cst.Arg):  # type: ignore[arg-type]
+        device = arg.value
+        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(device, cst.Attribute) and device.attr.value == "device":
+            holder = device.value
+            if _is_self_attr(holder, scope.self_name) and holder.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
+                return True
+    return False
+
+
 def _guarded_by_itself(assignment: AttrAssignment) -> bool:
     """Inside a test of the attribute itself (`if self.k is None:`) or of `hasattr()`."""
     me, attr = assignment.scope.self_name, assignment.attr
@@ -687,6 +715,6 @@ def given_device(info: ClassInfo) -> Optional[str]:
 
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
-    _input_derived, _shape_cache, _per_call_state, _construction_only, _kept_on_host,
+    _input_derived, _shape_cache, _per_call_state, _lazy_on_own_device, _construction_only, _kept_on_host,
     _placed_by_choice, _caller_placed,
 )
