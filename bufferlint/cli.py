@@ -1,4 +1,4 @@
-"""The `bufferlint` command: check, fix, diff; `verify` and `rule` are sub-commands."""
+"""The `bufferlint` command: check (also spelt `bufferlint check`), fix, diff; `verify` and `rule` are sub-commands."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from typing import Iterator, Optional, Sequence
 from bufferlint import __version__
 from bufferlint import prechecked
 from bufferlint.analysis.project import scan_project
-from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, load_config
+from bufferlint.config import ConfigError, FileConfig, Overrides, Settings
 from bufferlint.discovery import Candidate, discover
+from bufferlint.file_configs import FileConfigs
 from bufferlint.filters import FileFilter
 from bufferlint.lint import FileResult, InternalError, check_bytes, fix_bytes
 from bufferlint.model import Finding
@@ -28,7 +29,7 @@ from bufferlint.runner import RunOptions, index_cache_dir, run
 from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
 from bufferlint.fix_verification import report as report_verification
-from bufferlint.source import WriteError, write_atomic
+from bufferlint.source import WriteError, digest, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 REPORT_URL = "https://github.com/bufferlint/bufferlint/issues"
@@ -41,12 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find tensors that nn.Modules keep outside PyTorch's bookkeeping, and fix them.",
         epilog="Sub-commands: `bufferlint verify TARGET` (runtime check), `bufferlint rule [CODE]` (rule docs).",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (.py, .pyi, .ipynb); `-` reads stdin")
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (.py, .pyi, .ipynb; default: the current folder); `-` reads stdin")
     fixing = parser.add_argument_group("fixing")
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes")
     fixing.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply (and count) unsafe fixes")
     fixing.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes", help="override `unsafe-fixes = true`")
-    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 only if there is a diff)")
     fixing.add_argument("--verify", action="store_true", help="with --fix: verify each rewritten class against the original at runtime (imports your code, needs torch); revert files that fail")
     fixing.add_argument("--verify-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="per-class limit for --verify (default: %(default)s)")
     fixing.add_argument("--show-fixes", action="store_true", help="after --fix, list what was fixed per file")
@@ -110,28 +111,36 @@ def _dispatch(argv: list[str]) -> int:
         return verify_main(argv[1:])
     if argv[:1] == ["rule"]:
         return _rule_docs(argv[1:])
+    if argv[:1] == ["check"]:  # `ruff check .` habits: `check` is the default command
+        argv = argv[1:]
     args = build_parser().parse_args(argv)
     if args.list_rules:
         return _rule_docs([])
     if not args.paths:
-        build_parser().error("no PATH given (use `.` for the current folder, `-` for stdin)")
-    first = args.stdin_filename if args.paths == ["-"] and args.stdin_filename else args.paths[0]
-    config = load_config(args.config, first)
-    settings = _settings(args, config)
-    file_filter = _file_filter(args, config, settings)
+        args.paths = ["."]  # as ruff: no path checks the current folder
+    configs = FileConfigs(args.config, _flags(args), lambda config, settings: _file_filter(args, config, settings))
+    stdin = args.paths == ["-"]
+    # the summary's settings (`--unsafe-fixes` hints): those of the stdin file, else of the working folder
+    settings, file_filter = configs.at(args.stdin_filename if stdin and args.stdin_filename else ".")
     fixing = args.fix or args.diff
     if args.verify and not args.fix:
         raise ConfigError("--verify checks what --fix rewrites: use it together with --fix")
-    if args.paths == ["-"]:
+    if args.verify:
+        from bufferlint.verify.errors import torch_missing
+
+        missing = torch_missing()
+        if missing is not None:  # refuse before any file is touched
+            raise ConfigError(f"--verify: {missing}")
+    if stdin:
         outcome = _run_stdin(args, settings, file_filter, fixing)
     else:
-        outcome = _run_paths(args, settings, file_filter, fixing)
+        outcome = _run_paths(args, configs, fixing)
     _report(args, settings, outcome)
     return _exit_code(args, outcome)
 
 
-def _settings(args: argparse.Namespace, config: FileConfig) -> Settings:
-    flags = Overrides(
+def _flags(args: argparse.Namespace) -> Overrides:
+    return Overrides(
         select=args.select,
         extend_select=args.extend_select,
         ignore=args.ignore,
@@ -139,7 +148,6 @@ def _settings(args: argparse.Namespace, config: FileConfig) -> Settings:
         module_bases=args.module_bases,
         ignore_noqa=args.ignore_noqa,
     )
-    return build_settings(config, flags)
 
 
 def _file_filter(args: argparse.Namespace, config: FileConfig, settings: Settings) -> FileFilter:
@@ -188,24 +196,26 @@ def _rule_names() -> dict[str, str]:
     return {rule.code: rule.name for rule in all_rules()}
 
 
-def _by_settings(candidates: list[Candidate], settings: Settings, file_filter: FileFilter) -> dict[Settings, list[Candidate]]:
-    """Files grouped by their effective settings (per-file-ignores), in discovery order."""
+def _by_settings(candidates: list[Candidate], configs: FileConfigs) -> dict[Settings, list[Candidate]]:
+    """Files grouped by their effective settings (configuration, per-file-ignores), in discovery order."""
     groups: dict[Settings, list[Candidate]] = {}
     for candidate in candidates:
-        groups.setdefault(file_filter.settings_for(candidate.path, settings), []).append(candidate)
+        groups.setdefault(configs.settings_for(candidate.path), []).append(candidate)
     return groups
 
 
-def _run_paths(args: argparse.Namespace, settings: Settings, file_filter: FileFilter, fixing: bool) -> Outcome:
-    candidates = list(file_filter.select(discover(args.paths)))
+def _run_paths(args: argparse.Namespace, configs: FileConfigs, fixing: bool) -> Outcome:
+    candidates = [c for c in discover(args.paths) if configs.keep(c)]
+    groups = _by_settings(candidates, configs)  # reads every configuration before any file
     # Module classes whose base is defined in another file of the run (analysis/project.py).
     index_cache = index_cache_dir(RunOptions.from_args(args, fix=fixing))
     outcome = Outcome([], 0, 0, 0)
     with _fewer_collections():
-        scan = scan_project([c.path for c in candidates], settings.module_bases, index_cache)
-        settings = replace(settings, module_bases=tuple(dict.fromkeys(settings.module_bases + scan.bases)), project=scan.facts)
+        bases = tuple(dict.fromkeys(base for settings in groups for base in settings.module_bases))
+        scan = scan_project([c.path for c in candidates], bases, index_cache)
         with prechecked.in_effect(scan.checked):  # files the scan parsed are not parsed by ast again
-            for file_settings, group in _by_settings(candidates, settings, file_filter).items():
+            for group_settings, group in groups.items():
+                file_settings = replace(group_settings, module_bases=tuple(dict.fromkeys(group_settings.module_bases + scan.bases)), project=scan.facts)
                 result = run(group, file_settings, RunOptions.from_args(args, fix=fixing))
                 for file in result.files:
                     _collect(args, file, file_settings, outcome)
@@ -233,6 +243,12 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
         outcome.findings.extend(file.findings)
         return
     original = _read(file.filename)
+    if file.read_digest is not None and digest(original) != file.read_digest:
+        # edited while the run went on (an editor, another hook): never overwrite what was not read
+        print(f"error: {file.filename}: changed on disk while bufferlint ran; fix not written", file=sys.stderr)
+        outcome.errors += 1
+        outcome.findings.extend(_check_data(original, file.filename, settings, fix=False).findings)
+        return
     if args.diff:
         sys.stdout.write(_diff(file, original))
     else:
@@ -320,7 +336,9 @@ def _diff(file: FileResult, original: bytes) -> str:
 def _exit_code(args: argparse.Namespace, outcome: Outcome) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
-    if outcome.findings or (args.diff and outcome.changed) or outcome.errors:
+    if args.diff:  # as ruff: 1 only when there is a diff (or a file could not be checked)
+        return EXIT_FINDINGS if outcome.changed or outcome.errors else EXIT_CLEAN
+    if outcome.findings or outcome.errors:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

@@ -7,6 +7,7 @@ first path (or the file given with `--config`); command-line flags override it. 
 
 from __future__ import annotations
 
+import difflib
 import functools
 
 import os
@@ -119,27 +120,57 @@ class FileConfig:
         return f"{self.path} [tool.bufferlint]" if self.path else "defaults"
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
-    """The nearest `pyproject.toml` in `start` (a file's folder) or above it."""
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest `pyproject.toml` with a `[tool.bufferlint]` table in `start` (a file's folder)
+    or above it, as ruff looks for `[tool.ruff]`: one without the table (a sub-project's, a
+    vendored package's) is passed over."""
     folder = start if start.is_dir() else start.parent
     for candidate in [folder, *folder.parents]:
-        if (candidate / "pyproject.toml").is_file():
-            return candidate / "pyproject.toml"
+        path = candidate / "pyproject.toml"
+        if path.is_file() and _has_table(path):
+            return path
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _has_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    try:
+        return isinstance(tomllib.loads(text).get("tool", {}).get("bufferlint"), dict)
+    except tomllib.TOMLDecodeError:
+        return "bufferlint" in text  # ours but broken: reading it names the error
+
+
 def load_config(explicit: Optional[str], first_path: Optional[str]) -> FileConfig:
-    """`--config FILE` when given, else the nearest pyproject.toml up from `first_path` (or cwd)."""
+    """`--config FILE` when given, else the configuration of `first_path` (or of the working folder)."""
     if explicit is not None:
-        path = Path(explicit)
-        if not path.is_file():
-            raise ConfigError(f"--config: no such file: {explicit}")
-        return read_config(path, explicit=True)
-    start = Path(first_path).resolve() if first_path and first_path != "-" else Path.cwd()
-    found = find_pyproject(start)
-    if found is None:
-        return FileConfig(None, Path.cwd())
-    return read_config(found, explicit=False)
+        return load_explicit(explicit)
+    return config_at(start_folder(first_path) if first_path and first_path != "-" else Path.cwd())
+
+
+def load_explicit(explicit: str) -> FileConfig:
+    path = Path(explicit)
+    if not path.is_file():
+        raise ConfigError(f"--config: no such file: {explicit}")
+    return read_config(path, explicit=True)
+
+
+def config_at(start: Path) -> FileConfig:
+    """The configuration that applies at `start`: the nearest table, else the defaults."""
+    found = find_config(start)
+    return FileConfig(None, Path.cwd()) if found is None else read_config(found, explicit=False)
+
+
+def start_folder(first_path: str) -> Path:
+    """Where the search for pyproject.toml starts; a path that cannot be resolved (a symlink loop)
+    starts from where it is written: reading it is reported as BUF999 like any unreadable file."""
+    try:
+        return Path(first_path).resolve()
+    except (OSError, RuntimeError):  # RuntimeError: "Symlink loop" before Python 3.13
+        return Path(os.path.abspath(first_path))
 
 
 def read_config(path: Path, explicit: bool) -> FileConfig:
@@ -151,6 +182,8 @@ def read_config(path: Path, explicit: bool) -> FileConfig:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     table = data.get("tool", {}).get("bufferlint")
     if table is None and explicit and path.name != "pyproject.toml":
+        if "tool" in data:
+            raise ConfigError(f"{path}: no [tool.bufferlint] table (it has [tool.{next(iter(data['tool']), '')}])")
         table = data  # a dedicated file (e.g. bufferlint.toml) holds the keys at the top level
     if table is None:
         table = {}
@@ -166,7 +199,9 @@ def validate(config: FileConfig) -> None:
     where = config.where
     unknown = sorted(set(config.values) - KNOWN_KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        guesses = [f"`{key}`: did you mean `{close[0]}`?" for key in unknown if (close := difflib.get_close_matches(key, KNOWN_KEYS, n=1))]
+        hint = f" ({'; '.join(guesses)})" if guesses else f" (known: {', '.join(sorted(KNOWN_KEYS))})"
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}{hint}")
     for key in _LIST_KEYS:
         if key in config.values and not _is_str_list(config.values[key]):
             raise ConfigError(f"{where}: `{key}` must be a list of strings")

@@ -8,6 +8,8 @@
   symlinked files inside them are linted (and fixed through the link). A folder that cannot be
   listed becomes a candidate of its own, so reading it reports why.
 - The same file reached twice (two spellings, or a link and its target) is processed once.
+- Paths are spelled as ruff spells them: relative to the working folder when inside it, without
+  `./` (`bufferlint .` reports `vit/x.py`, so `--diff` output applies with `git apply`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,19 @@ def discover(paths: list[str]) -> Iterator[Candidate]:
             key = _identity(file)
             if key not in seen:
                 seen.add(key)
-                yield Candidate(file, explicit=file == path)
+                yield Candidate(display_path(file), explicit=file == path)
+
+
+def display_path(path: str) -> str:
+    """`./vit/x.py` -> `vit/x.py`; an absolute path inside the working folder -> relative to it."""
+    normal = os.path.normpath(path) if path else path
+    if not os.path.isabs(normal):
+        return normal
+    try:
+        relative = os.path.relpath(normal)
+    except (OSError, ValueError):  # another drive on Windows, or the working folder is gone
+        return normal
+    return normal if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
 def _identity(path: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from bufferlint import __version__
-from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, find_pyproject, read_config
+from bufferlint.config import ConfigError, FileConfig, Overrides, Settings, build_settings, find_config, read_config
 from bufferlint.lint import PARSE_ERROR_CODE, check_bytes
 
 
@@ -38,7 +38,7 @@ class BufferlintChecker:
 
 def _settings_for(filename: str) -> Settings:
     start = Path(filename).resolve() if filename not in ("-", "stdin") else Path.cwd()
-    return _settings_at(find_pyproject(start))
+    return _settings_at(find_config(start))
 
 
 @lru_cache(maxsize=None)

@@ -45,6 +45,7 @@ class FileResult:
     fixed: int = 0
     new_data: Optional[Source] = None  # set when fixing changed the file (same type as the input)
     fix_error: Optional[str] = None
+    read_digest: Optional[str] = None  # with new_data: what the fix was computed from (source.digest)
 
 
 class InternalError(Exception):

@@ -153,7 +153,7 @@ def process_path(path: str, settings: "Settings", options: RunOptions, cache: "O
     """Read, check or fix, and cache one file; runs in a worker process when -j > 1."""
     from bufferlint.cache import portable
     from bufferlint.lint import FileResult, check_bytes, error_finding, fix_bytes
-    from bufferlint.source import SourceError, read_bytes
+    from bufferlint.source import SourceError, digest, read_bytes
     from bufferlint.notebook import is_notebook, process_notebook
 
     try:
@@ -161,9 +161,14 @@ def process_path(path: str, settings: "Settings", options: RunOptions, cache: "O
     except SourceError as error:
         return FileResult(path, [error_finding(path, error)])
     if is_notebook(path):  # findings carry their cell, which cached findings do not keep: not cached
-        return process_notebook(data, path, settings, fix=options.fix)
-    result = fix_bytes(data, path, settings) if options.fix else check_bytes(data, path, settings)
-    result.findings = [portable(f) for f in result.findings]
+        result = process_notebook(data, path, settings, fix=options.fix)
+    else:
+        result = fix_bytes(data, path, settings) if options.fix else check_bytes(data, path, settings)
+        result.findings = [portable(f) for f in result.findings]
+    if result.new_data is not None:  # written only if the file still holds this when the run ends
+        result.read_digest = digest(data)
+    if is_notebook(path):
+        return result
     # A fix run that changed nothing and failed nothing found exactly what a check finds.
     if cache is not None and result.new_data is None and result.fix_error is None:
         cache.store(cache.key(path, data), result.findings)

@@ -13,6 +13,7 @@ import ast
 import codecs
 import contextlib
 import errno
+import hashlib
 import io
 import itertools
 import os
@@ -313,6 +314,11 @@ def first_difference_row(a: S, b: S) -> int:
 
 
 # --- writing ---
+
+
+def digest(data: bytes) -> str:
+    """What a file held when it was read: compared again before a fix replaces it."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def write_atomic(path: str, data: bytes) -> None:

@@ -224,6 +224,17 @@ def test_dangling_symlink_and_symlink_loop(capsys: pytest.CaptureFixture[str]) -
     )
 
 
+def test_symlink_loop_as_the_first_path_is_one_finding_and_the_rest_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """The first path also starts the search for pyproject.toml: a loop there is no internal error."""
+    put("m.py", MODEL)
+    os.symlink("loop", "loop")
+    assert cli(capsys, "loop", "m.py") == (
+        1,
+        ["loop:1:1: BUF999 cannot read file: symlink loop", f"m.py:11:9: {FINDING}", "Found 2 errors.", "[*] 1 fixable with the `--fix` option."],
+        [],
+    )
+
+
 def test_links_inside_a_walked_folder_are_reported_not_skipped(capsys: pytest.CaptureFixture[str]) -> None:
     put("pkg/m.py", MODEL)
     os.symlink("gone.py", "pkg/dangling.py")

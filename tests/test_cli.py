@@ -3,6 +3,7 @@ file selection (exclude, .gitignore, --force-exclude) and colour."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -49,7 +50,7 @@ def test_concise_lines_summary_and_exit_1(tmp_path: Path, capsys: pytest.Capture
         "and forward() uses it with the input or the module's tensors; "
         "unsafe: the value aliases `basis`: after .to() the buffer is a separate copy",
         "Found 2 errors.",
-        "[*] 1 fixable with the `--fix` option (1 hidden fixes can be enabled with the `--unsafe-fixes` option).",
+        "[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option).",
     ]
 
 
@@ -91,6 +92,29 @@ def test_diff_with_nothing_to_fix_exits_0(tmp_path: Path, capsys: pytest.Capture
     assert cli(capsys, "--diff", "ok.py") == (0, "", "No errors would be fixed.\n")
 
 
+def test_diff_with_findings_but_no_fix_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff: `--diff` exits 1 only when there is a diff; a finding without a fix is not one."""
+    unfixable = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self, t):\n"
+        "        super().__init__()\n        self.t = t.clone()\n\n    def forward(self, x):\n"
+        "        return x + self.t.to(x.device)\n"
+    )
+    write(tmp_path / "u.py", unfixable)
+    assert main(["--select", "BUF002", "u.py"]) == 1  # the finding is there...
+    capsys.readouterr()
+    assert main(["--select", "BUF002", "--diff", "u.py"]) == 0  # ...but there is nothing to apply
+    assert capsys.readouterr().out == ""
+
+
+def test_no_path_checks_the_current_folder_and_check_is_the_default_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "pkg" / "m.py", MODEL)
+    code, out, _ = cli(capsys)
+    assert code == 1 and out.startswith("pkg/m.py:8:9: BUF001")
+    assert main(["check", "--select", "BUF001"]) == 1
+    assert capsys.readouterr().out == out
+    assert main(["check", "--select", "BUF001", "pkg/m.py"]) == 1
+
+
 def test_fix_writes_and_show_fixes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = write(tmp_path / "m.py", MODEL)
     code, out, _ = cli(capsys, "--fix", "--unsafe-fixes", "--show-fixes", "m.py")
@@ -107,7 +131,7 @@ def test_fix_leaves_unsafe_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFix
     assert FIXED_T in target.read_text() and "self.basis = basis" in target.read_text()
     assert out.splitlines()[-2:] == [
         "Found 2 errors (1 fixed, 1 remaining).",
-        "No fixes available (1 hidden fixes can be enabled with the `--unsafe-fixes` option).",
+        "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).",
     ]
 
 
@@ -116,7 +140,8 @@ def test_statistics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path / "b.py", MODEL)
     code, out, _ = cli(capsys, "--statistics", ".")
     assert code == 1
-    assert out == "4\tBUF001\t[*] tensor-attribute\n"
+    assert out == "4\tBUF001\t[-] tensor-attribute\n"  # as ruff: [-] when only some are fixable
+    assert cli(capsys, "--statistics", "--unsafe-fixes", ".")[1] == "4\tBUF001\t[*] tensor-attribute\n"
 
 
 def test_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -167,7 +192,7 @@ def test_gitignore_respected_for_walked_files(tmp_path: Path, capsys: pytest.Cap
     write(tmp_path / "src" / "sub" / ".gitignore", "d.py\n")
     write(tmp_path / "src" / "sub" / "d.py", MODEL)
     files = {line.split(":")[0] for line in cli(capsys, "-q", ".")[1].splitlines()}
-    assert files == {"./src/a.py", "./src/keep_tmp.py"}
+    assert files == {"src/a.py", "src/keep_tmp.py"}
     # a file named on the command line is linted even when ignored...
     assert cli(capsys, "-q", "generated/b.py")[0] == 1
     # ...unless --force-exclude (what the pre-commit hooks pass)
@@ -179,9 +204,9 @@ def test_exclude_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     write(tmp_path / "legacy" / "b.py", MODEL)
     write(tmp_path / ".ipynb_checkpoints" / "c.py", MODEL)
     files = lambda *a: {l.split(":")[0] for l in cli(capsys, "-q", *a, ".")[1].splitlines()}  # noqa: E731
-    assert files() == {"./a.py", "./legacy/b.py"}
-    assert files("--extend-exclude", "legacy") == {"./a.py"}
-    assert files("--exclude", "a.py") == {"./legacy/b.py", "./.ipynb_checkpoints/c.py"}
+    assert files() == {"a.py", "legacy/b.py"}
+    assert files("--extend-exclude", "legacy") == {"a.py"}
+    assert files("--exclude", "a.py") == {"legacy/b.py", ".ipynb_checkpoints/c.py"}
 
 
 def test_fixed_file_keeps_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -253,3 +278,17 @@ def test_console_entry_point_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert result.stdout.startswith("::error file=m.py,line=8,col=9,endLine=8,endColumn=31,title=BUF001::Tensor attribute `t`")
+
+
+def test_paths_of_a_walked_folder_are_relative_and_the_diff_applies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`bufferlint --diff .` names `vit/x.py`, not `./vit/x.py` (whose `a/./vit/x.py` headers
+    `git apply` refuses); an absolute path inside the working folder is shown relative, as ruff does."""
+    target = write(tmp_path / "vit" / "x.py", MODEL)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    code, out, _ = cli(capsys, "--diff", ".")
+    assert code == 1 and out.startswith("--- a/vit/x.py\n+++ b/vit/x.py\n")
+    (tmp_path / "fix.patch").write_text(out)
+    subprocess.run(["git", "apply", "--check", "fix.patch"], cwd=tmp_path, check=True)
+    assert cli(capsys, "--output-format", "github", ".")[1].startswith("::error file=vit/x.py,line=8,")
+    assert cli(capsys, str(target))[1].startswith("vit/x.py:8:9: BUF001")
+    assert json.loads(cli(capsys, "--output-format", "json", "./vit//x.py")[1])[0]["filename"] == "vit/x.py"

@@ -102,10 +102,10 @@ def test_module_bases(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_exclude_and_extend_exclude(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = {"a.py": MODEL, "legacy/b.py": MODEL, "gen/c_pb2.py": MODEL, "build/d.py": MODEL}
     project(tmp_path, 'select = ["BUF001"]\nextend-exclude = ["legacy/", "*_pb2.py"]', files)
-    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"./a.py"}
+    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"a.py"}
     # `exclude` replaces the default patterns; folders such as build/ are still never walked
     project(tmp_path, 'select = ["BUF001"]\nexclude = ["legacy"]', {})
-    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"./a.py", "./gen/c_pb2.py"}
+    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"a.py", "gen/c_pb2.py"}
 
 
 def test_force_exclude_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,7 +116,7 @@ def test_force_exclude_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_per_file_ignores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = {"src/m.py": MODEL, "tests/test_m.py": MODEL, "tests/deep/x.py": MODEL}
     project(tmp_path, 'select = ["BUF001"]\n[tool.bufferlint.per-file-ignores]\n"tests/**" = ["BUF001"]', files)
-    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"./src/m.py"}
+    assert {f.split(":")[0] for f in findings(capsys, ".")[1]} == {"src/m.py"}
     # per-file ignores also stop the fixes
     assert main(["--fix", "--unsafe-fixes", "."]) == 0
     capsys.readouterr()
@@ -129,12 +129,15 @@ def test_explicit_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (tmp_path / "strict.toml").write_text('select = ["BUF001"]\n')
     assert findings(capsys, "--config", "strict.toml", "m.py")[0] == 1
     assert "no such file: nope.toml" in error(capsys, "--config", "nope.toml", "m.py")
+    (tmp_path / "other.toml").write_text('[tool.other]\nline-length = 88\n')
+    assert "other.toml: no [tool.bufferlint] table (it has [tool.other])" in error(capsys, "--config", "other.toml", "m.py")
 
 
 @pytest.mark.parametrize(
     "table, message",
     [
-        ('selcet = ["BUF001"]\nfoo = 1', "unknown keys: foo, selcet"),
+        ('selcet = ["BUF001"]\nfoo = 1', "unknown keys: foo, selcet (`selcet`: did you mean `select`?)"),
+        ('extend-exlude = ["legacy/"]', "unknown key: extend-exlude (`extend-exlude`: did you mean `extend-exclude`?)"),
         ('select = ["BUF001", "BUF0X"]', "unknown rule codes in `select`: 'BUF0X'"),
         ('ignore = ["XYZ123"]', "unknown rule codes in `ignore`: 'XYZ123'"),
         ('[tool.bufferlint.per-file-ignores]\n"t/*" = ["BUF777"]', "`per-file-ignores` 't/*': 'BUF777'"),
@@ -165,3 +168,22 @@ def test_build_settings_precedence(tmp_path: Path) -> None:
     assert settings.unsafe_fixes is False and settings.ignore_noqa is True
     with pytest.raises(ConfigError, match="'NOPE'"):
         build_settings(config, Overrides(select=("NOPE",)))
+
+
+def test_each_file_uses_its_nearest_table_whatever_the_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff: a pyproject.toml without [tool.bufferlint] is passed over, a nested table governs
+    its folder, and `bufferlint a b` reports what `bufferlint b a` does."""
+    project(tmp_path, 'extend-exclude = ["legacy/"]', {"m.py": MODEL, "legacy/old.py": MODEL})
+    (tmp_path / "aaa").mkdir()
+    (tmp_path / "aaa" / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    (tmp_path / "aaa" / "util.py").write_text(MODEL)
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "pyproject.toml").write_text('[tool.bufferlint]\nignore = ["BUF001"]\n')
+    (tmp_path / "own" / "m.py").write_text(MODEL)
+    files = lambda *paths: {f.split(":")[0] for f in findings(capsys, *paths)[1]}
+    assert files("aaa/util.py", ".") == files(".", "aaa/util.py") == {"aaa/util.py", "m.py"}
+    assert files("own", "m.py") == files("m.py", "own") == {"m.py"}
+    assert files("own/m.py") == set()
+    code, _ = findings(capsys, "--fix", "aaa/util.py", ".")
+    assert (tmp_path / "legacy" / "old.py").read_text() == MODEL  # excluded by the root table
+    assert (tmp_path / "own" / "m.py").read_text() == MODEL

@@ -107,7 +107,7 @@ def test_constant_only_file_reports_hidden_unsafe_fix(tmp_path: Path, capsys: py
     assert main([str(path), "--no-cache"]) == 1
     out = capsys.readouterr().out
     assert f"{path}:11:16: BUF003 " in out
-    assert "No fixes available (1 hidden fixes can be enabled with the `--unsafe-fixes` option)." in out
+    assert "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in out
 
 
 def test_unsafe_fixes_flag_applies_the_hoist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

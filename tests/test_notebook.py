@@ -147,7 +147,7 @@ def test_folders_include_notebooks_but_not_checkpoints(tmp_path: Path, capsys: p
     (tmp_path / "nbs" / ".ipynb_checkpoints" / "a-checkpoint.ipynb").write_text(text)
     code, out = run(capsys, "-q", ".")
     assert code == 1
-    assert out.splitlines() == [f"./nbs/a.ipynb:cell 2:4:9: BUF001 [*] {T_MESSAGE}"]
+    assert out.splitlines() == [f"nbs/a.ipynb:cell 2:4:9: BUF001 [*] {T_MESSAGE}"]
 
 
 def test_stdin_notebook(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

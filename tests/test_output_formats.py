@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bufferlint.cli import main
+from bufferlint.discovery import display_path
 from tests.samples import MODEL
 from bufferlint.rules import all_rules
 
@@ -144,12 +145,12 @@ def test_full_shows_snippet_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
         "  |",
     ]
     assert "help: Register `basis` as a non-persistent buffer (unsafe fix: enable with `--unsafe-fixes`)" in out
-    assert out.endswith("Found 2 errors.\n[*] 1 fixable with the `--fix` option (1 hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
+    assert out.endswith("Found 2 errors.\n[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n")
 
 
 def test_statistics_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--select", "BUF001", "--statistics", "--output-format", "json", "m.py"]) == 1
-    assert json.loads(capsys.readouterr().out) == [{"code": "BUF001", "name": "tensor-attribute", "count": 2, "fixable": True}]
+    assert json.loads(capsys.readouterr().out) == [{"code": "BUF001", "name": "tensor-attribute", "count": 2, "fixable": True, "fixable_count": 1}]
 
 
 def test_a_message_quoting_a_statement_over_several_lines_stays_on_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -173,6 +174,6 @@ def test_a_message_quoting_a_statement_over_several_lines_stays_on_one_line(caps
     path = tmp_path / "schedule.py"
     path.write_text(source)
     main(["--no-cache", "--exit-zero", "--output-format", "concise", str(path)])
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(display_path(str(path)))]
     assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["BUF001", "BUF002"]
     assert all("no fix: `self.ids = torch.full( size=(n,), fill_value=n ...` sets it first (in make())" in line for line in lines)

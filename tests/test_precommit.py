@@ -79,6 +79,14 @@ def test_hooks_end_to_end(tmp_path: Path) -> None:
     (project / "vendored").mkdir()
     (project / "vendored" / "third_party.py").write_text(MODEL)  # excluded: pre-commit names it, --force-exclude skips it
     (project / "nb.ipynb").write_text(notebook(NOTEBOOK_CELLS))
+    # Each file takes the nearest pyproject.toml that has a [tool.bufferlint] table: `aaa/`'s has
+    # none (pre-commit passes `aaa/util.py` first; the root's excludes still hold), `sub/`'s has one.
+    (project / "aaa").mkdir()
+    (project / "aaa" / "pyproject.toml").write_text('[tool.black]\nline-length = 100\n')
+    (project / "aaa" / "util.py").write_text(MODEL)
+    (project / "sub").mkdir()
+    (project / "sub" / "pyproject.toml").write_text('[tool.bufferlint]\nignore = ["BUF001"]\n')
+    (project / "sub" / "m.py").write_text(MODEL)
     git(project, "init", "-q")
     git(project, "add", "-A")
 
@@ -87,6 +95,8 @@ def test_hooks_end_to_end(tmp_path: Path) -> None:
     assert "model.py:8:9: BUF001 [*] Tensor attribute `t`" in check.stdout
     assert "nb.ipynb:cell 2:4:9: BUF001 [*] Tensor attribute `t`" in check.stdout
     assert "vendored" not in check.stdout
+    assert "aaa/util.py:8:9: BUF001 [*] Tensor attribute `t`" in check.stdout
+    assert "sub/" not in check.stdout
     assert (project / "model.py").read_text() == MODEL
 
     fix = pre_commit(project, home, "bufferlint-fix")
@@ -95,6 +105,8 @@ def test_hooks_end_to_end(tmp_path: Path) -> None:
     assert (project / "model.py").read_text() == FIXED
     assert json.loads((project / "nb.ipynb").read_text())["cells"][1]["source"][3] == '        self.register_buffer("t", torch.ones(3), persistent=False)\n'
     assert (project / "vendored" / "third_party.py").read_text() == MODEL
+    assert (project / "aaa" / "util.py").read_text() == FIXED
+    assert (project / "sub" / "m.py").read_text() == MODEL
 
     clean = pre_commit(project, home, "bufferlint")
     assert clean.returncode == 0, clean.stdout + clean.stderr

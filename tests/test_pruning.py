@@ -13,6 +13,7 @@ from bufferlint import prechecked
 from bufferlint.analysis.project import ProjectScan, scan_project
 from bufferlint.cli import main
 from bufferlint.config import Settings
+from bufferlint.discovery import display_path
 from bufferlint.lint import check_bytes
 from bufferlint.model import Finding
 from bufferlint.prefilter import summarize
@@ -175,7 +176,7 @@ def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str])
     scan = scan_project(paths)
     settings = replace(settings, module_bases=scan.bases, project=scan.facts)
     expected = sorted(
-        f"{f.filename}:{f.location.row}:{f.location.column}: {f.code}"
+        f"{display_path(f.filename)}:{f.location.row}:{f.location.column}: {f.code}"
         for path in paths
         for f in check_bytes(pathlib.Path(path).read_bytes(), path, settings).findings
     )

@@ -262,7 +262,7 @@ def test_internal_error_from_a_real_rule_in_a_subprocess_has_no_traceback(tmp_pa
     done = subprocess.run([sys.executable, "-m", "bufferlint", "--no-cache", "-j", "2", "--fix", "."], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[0].startswith("bufferlint: internal error: while processing ./m")
+    assert done.stderr.splitlines()[0].startswith("bufferlint: internal error: while processing m")
     assert "ValueError: boom (at sitecustomize.py:3)" in done.stderr
     assert all((tmp_path / f"m{i}.py").read_bytes() == MODEL for i in range(4))
 
@@ -346,3 +346,28 @@ def test_sigint_never_leaves_a_half_written_file(tmp_path: Path) -> None:
         if process.returncode == 130:
             assert err == "bufferlint: interrupted; files already written are complete, the rest untouched\n"
     assert 130 in seen_codes  # the interrupt did land inside bufferlint at least once
+
+
+def test_a_file_edited_while_fix_runs_is_not_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fixes are written when the run ends; a file that changed since it was read (an editor
+    saving, another hook) keeps its new content, and the run says so and exits 1."""
+    import bufferlint.cli as cli
+
+    edited, untouched = tmp_path / "edited.py", tmp_path / "untouched.py"
+    edited.write_bytes(ONE_TENSOR_ATTRIBUTE)
+    untouched.write_bytes(ONE_TENSOR_ATTRIBUTE)
+    real_run = cli.run
+
+    def run_then_edit(*args: object, **kwargs: object) -> object:
+        result = real_run(*args, **kwargs)  # type: ignore[arg-type]
+        edited.write_bytes(ONE_TENSOR_ATTRIBUTE + b"\n# saved by an editor meanwhile\n")
+        return result
+
+    monkeypatch.setattr(cli, "run", run_then_edit)
+    monkeypatch.chdir(tmp_path)
+    code = main(["--no-cache", "--fix", "edited.py", "untouched.py"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "error: edited.py: changed on disk while bufferlint ran; fix not written" in err
+    assert edited.read_bytes() == ONE_TENSOR_ATTRIBUTE + b"\n# saved by an editor meanwhile\n"
+    assert b"register_buffer" in untouched.read_bytes()

@@ -32,12 +32,12 @@ def summary_lines(findings: list[Finding], summary: RunSummary) -> list[str]:
     fixable = safe + (unsafe if summary.unsafe_enabled else 0)
     hidden = 0 if summary.unsafe_enabled else unsafe
     if fixable and hidden:
-        lines.append(f"[*] {fixable} fixable with the `--fix` option ({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+        lines.append(f"[*] {fixable} fixable with the `--fix` option ({hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option).")
     elif fixable:
         option = "--fix --unsafe-fixes" if summary.unsafe_enabled and unsafe else "--fix"
         lines.append(f"[*] {fixable} fixable with the `{option}` option.")
     elif hidden:
-        lines.append(f"No fixes available ({hidden} hidden fixes can be enabled with the `--unsafe-fixes` option).")
+        lines.append(f"No fixes available ({hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option).")
     return lines
 
 

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from bufferlint.verify import report
-from bufferlint.verify.errors import UsageError
+from bufferlint.verify.errors import UsageError, torch_missing
 from bufferlint.verify.result import VerifyResult
 from bufferlint.verify.runner import run_jobs
 from bufferlint.verify.target import check_class_statically, parse_target
@@ -92,6 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     except SystemExit as exc:  # argparse: --help (0) or a bad flag (2, message already printed)
         return int(exc.code or 0)
+    missing = torch_missing()
+    if missing is not None:
+        print(f"bufferlint verify: error: {missing}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         job = make_job(args)
     except UsageError as exc:

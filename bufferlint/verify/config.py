@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bufferlint.config import find_config
 from bufferlint.verify.errors import UsageError
 
 try:
@@ -27,14 +28,6 @@ class ClassConfig:
     kwargs: dict[str, Any] = field(default_factory=dict)
     input: str | None = None
     origin: str = ""  # where it came from, for messages
-
-
-def find_pyproject(start: Path) -> Path | None:
-    folder = start if start.is_dir() else start.parent
-    for candidate in [folder, *folder.parents]:
-        if (candidate / "pyproject.toml").is_file():
-            return candidate / "pyproject.toml"
-    return None
 
 
 def verify_tables(pyproject: Path) -> dict[str, Any]:
@@ -89,7 +82,7 @@ def _to_class_config(key: str, table: Any, pyproject: Path) -> ClassConfig:
 
 def lookup(file: Path | None, module_name: str | None, class_name: str) -> ClassConfig | None:
     """Config for one class from the nearest pyproject.toml up from its file (or the cwd)."""
-    pyproject = find_pyproject(file if file is not None else Path.cwd())
+    pyproject = find_config(file if file is not None else Path.cwd())
     if pyproject is None:
         return None
     root = pyproject.parent

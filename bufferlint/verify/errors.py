@@ -1,4 +1,4 @@
-"""Exceptions shared by the parent process and the worker (torch-free)."""
+"""Errors shared by the parent process and the worker, and whether torch is there at all (torch-free)."""
 from __future__ import annotations
 
 
@@ -7,3 +7,13 @@ class UsageError(Exception):
 
     The CLI turns this into exit code 2 with the message on one line.
     """
+
+
+def torch_missing() -> str | None:
+    """Why the verifier cannot run here, or None: it runs the user's modules with torch, in a
+    subprocess of this interpreter, and without torch every check would only fail."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        return None
+    return "torch is not installed in this environment: the verifier builds and runs your modules with it (pip install torch)"

@@ -1,0 +1,59 @@
+"""Which configuration each file of a run gets, as ruff decides it.
+
+- `--config FILE` applies to every file.
+- Otherwise each file uses the nearest `pyproject.toml` with a `[tool.bufferlint]` table in its
+  folder or above it (`config.find_config`): a nested project keeps its own rules and excludes,
+  a `pyproject.toml` without the table is passed over, and the order of the paths on the command
+  line changes nothing.
+- Command-line flags apply on top of every file's configuration; a configuration is read and
+  validated once per run, when the first file that uses it is seen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from bufferlint.config import FileConfig, Overrides, Settings, build_settings, config_at, load_explicit
+from bufferlint.discovery import Candidate
+from bufferlint.filters import FileFilter
+
+MakeFilter = Callable[[FileConfig, Settings], FileFilter]
+
+
+class FileConfigs:
+    def __init__(self, explicit: Optional[str], flags: Overrides, make_filter: MakeFilter) -> None:
+        self._flags, self._make_filter = flags, make_filter
+        self._explicit = None if explicit is None else self._prepared(load_explicit(explicit))
+        self._by_folder: dict[Path, tuple[Settings, FileFilter]] = {}
+        self._by_config: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
+
+    def at(self, path: str) -> tuple[Settings, FileFilter]:
+        """The settings and file filter of the configuration that applies to `path`."""
+        if self._explicit is not None:
+            return self._explicit
+        # the path as written, not resolved: a link is configured where it sits, and a loop is
+        # reported when it is read (BUF999), not here
+        start = Path(os.path.abspath(path)) if path != "-" else Path.cwd()
+        folder = start if start.is_dir() else start.parent
+        found = self._by_folder.get(folder)
+        if found is None:
+            config = config_at(folder)
+            found = self._by_config.get(config.path)
+            if found is None:
+                found = self._by_config[config.path] = self._prepared(config)
+            self._by_folder[folder] = found
+        return found
+
+    def keep(self, candidate: Candidate) -> bool:
+        return self.at(candidate.path)[1].keep(candidate)
+
+    def settings_for(self, path: str) -> Settings:
+        """The file's settings, its configuration's per-file ignores included."""
+        settings, file_filter = self.at(path)
+        return file_filter.settings_for(path, settings)
+
+    def _prepared(self, config: FileConfig) -> tuple[Settings, FileFilter]:
+        settings = build_settings(config, self._flags)
+        return settings, self._make_filter(config, settings)
