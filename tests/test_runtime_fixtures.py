@@ -321,3 +321,19 @@ def test_parameters_handed_down_through_blocks_are_not_reported() -> None:
     plain = {name.rpartition(".")[2] for model in (encoder, plain_encoder) for name in _plain_tensors(model)}
     assert "layers.0.attention.positional_encoding" in dict(encoder.named_parameters(remove_duplicate=False))
     assert reported == plain == {"table"}
+
+
+def test_matrix_a_helper_meets_only_on_the_host_stays_plain() -> None:
+    """fixtures/trust/host_rebuilt_argument.py: the helper rebuilds the point on the host, so the
+    matrix it is handed must stay there. The original works after the module moves (the meta
+    device standing in for CUDA); with the matrix as a buffer, the same call mixes devices."""
+    case = next(c for c in all_cases() if c.id == "trust/host_rebuilt_argument")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    assert _attributes_named(findings) == {"basis"}
+    module = load_module(case.path)
+    point = torch.tensor([1.0, 2.0, 3.0])
+    assert torch.equal(module.CameraRig(3).to("meta").world_to_local(point), torch.tensor([-1.0, 2.0, 3.0]))
+    as_buffer = module.CameraRig(3)
+    as_buffer.register_buffer("to_world", vars(as_buffer).pop("to_world"), persistent=False)
+    with pytest.raises(RuntimeError, match="device"):
+        as_buffer.to("meta").world_to_local(point)

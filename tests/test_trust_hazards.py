@@ -219,3 +219,29 @@ def test_registering_a_grid_a_stateless_helper_hands_out_moves_it_with_the_holde
         model.to("meta")
     assert original.helper.verts.device.type == "cpu"
     assert fixed.helper.verts.device.type == "meta"
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.nn.utils.weight_norm, deprecated but still used
+def test_every_tensor_name_torch_nn_layers_own_is_held_back() -> None:
+    """hazards.py declines a buffer named like a tensor a torch.nn layer owns (registering it on a
+    subclass raises KeyError); the pattern must cover every name real layers, and the utilities
+    that rewrite them (weight_norm, spectral_norm, pruning), hold, and nothing else blocks."""
+    from torch.nn.utils import prune, spectral_norm, weight_norm
+
+    from bufferlint.analysis.hazards import _LAYER_OWNED
+
+    layers = [
+        torch.nn.Conv2d(2, 2, 3), torch.nn.Linear(2, 2), torch.nn.Embedding(3, 2), torch.nn.BatchNorm2d(2),
+        torch.nn.LSTM(2, 4, num_layers=2, bidirectional=True, proj_size=2), torch.nn.GRU(2, 2),
+        torch.nn.MultiheadAttention(4, 2, kdim=3, vdim=3, add_bias_kv=True), torch.nn.MultiheadAttention(4, 2),
+        weight_norm(torch.nn.Linear(2, 2)), spectral_norm(torch.nn.Linear(2, 2)),
+        prune.l1_unstructured(torch.nn.Linear(2, 2), "weight", amount=0.5),
+    ]
+    owned = {name for layer in layers for name in (*layer._parameters, *layer._buffers, *vars(layer)) if isinstance(getattr(layer, name, None), torch.Tensor)}
+    assert {"weight_ih_l1_reverse", "weight_hr_l0", "bias_k", "weight_g", "weight_orig", "weight_u", "weight_mask"} <= owned
+    assert [name for name in sorted(owned) if not _LAYER_OWNED.match(name)] == []
+    assert not _LAYER_OWNED.match("weight_mask_kernel") and not _LAYER_OWNED.match("weight_maskUpdater")
+    subclass = type("Masked", (torch.nn.Conv2d,), {})(2, 2, 3)
+    subclass.register_buffer("weight_mask_kernel", torch.ones(1), persistent=False)  # not owned: no KeyError
+    with pytest.raises(KeyError):
+        subclass.register_buffer("weight", torch.ones(1))

@@ -8,7 +8,8 @@ forward path first, then every other method of the class and of its subclasses i
 - `moved`: it is moved to another device on the forward path (`self.t.to(x.device)`);
 - `meets`: it (or a local computed from it) is an operand of an op together with an input or the
   module's own state: arithmetic (`attn += self.mask` too), a comparison, a torch function, a
-  tensor method, a submodule call, or a call that receives both;
+  tensor method, a submodule call, or a call that receives both (not a function of the file that
+  rebuilds the placed argument on the host first: `v = torch.tensor([v[0], v[1], 1.0])`);
 - `returned`: the forward path, or a public method, returns it (its caller combines it with
   tensors on the module's device);
 - `indexed`: forward indexes it with an index that lives on the input's device (CUDA refuses a
@@ -264,7 +265,67 @@ class _Reader:
         qualified = self.facts.inference.qualify(func)
         if qualified is not None and qualified.startswith("torch.") and not self.facts.submodule_call(call, self.method):
             return None  # torch functions: `combined_operands` decided
-        return [arg.value for arg in call.args if not arg.star]
+        helper = self.facts.analysis.function(func.value) if isinstance(func, cst.Name) else None
+        rebuilt = _rebuilt_on_host(helper, call, self.facts.inference.qualify) if helper is not None else frozenset()
+        return [arg.value for arg in call.args if not arg.star and id(arg) not in rebuilt]
+
+
+# Factories whose result stays on the host unless given `device=`.
+_HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"))
+
+
+def _rebuilt_on_host(helper: cst.FunctionDef, call: cst.Call, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> frozenset[int]:
+    """The arguments (by id) that a helper of the file rebuilds on the host before anything else
+    reads them (`v = torch.tensor([v[0], v[1], 1], dtype=v.dtype)`): only their values arrive, so
+    their device meets nothing there."""
+    params = helper.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    rebuilt: set[int] = set()
+    for index, arg in enumerate(a for a in call.args if not a.star):
+        name = arg.keyword.value if arg.keyword is not None else (positional[index] if index < len(positional) else None)
+        if name is not None and _host_rebuilt(helper, name, qualify):
+            rebuilt.add(id(arg))
+    return frozenset(rebuilt)
+
+
+def _host_rebuilt(func: cst.FunctionDef, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    """A statement of the body rebinds `name` to a host factory without `device=` on every path
+    (`v = torch.tensor(...)`, or in both branches of an `if`), and nothing reads `name` before
+    it except those factories."""
+    body = list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else []
+    for position, statement in enumerate(body):
+        if _rebuilds(statement, name, qualify):
+            # the factories' own reads (`v[0]`) and the names they bind do not count as reads
+            inside = {
+                id(n) for s in body[: position + 1] for a in nodes_of(s, cst.Assign)
+                if _rebinds_on_host(a, name, qualify) for n in nodes_of(a, cst.Name)
+            }
+            return all(id(n) in inside for s in body[: position + 1] for n in nodes_of(s, cst.Name) if n.value == name)
+    return False
+
+
+def _rebuilds(statement: cst.BaseStatement, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Assign) and _rebinds_on_host(small, name, qualify) for small in statement.body)
+    if isinstance(statement, cst.If) and statement.orelse is not None:
+        branches = [statement.body, statement.orelse if isinstance(statement.orelse, cst.If) else statement.orelse.body]
+        return all(
+            _rebuilds(branch, name, qualify) if isinstance(branch, cst.If)
+            else any(_rebuilds(inner, name, qualify) for inner in getattr(branch, "body", ()))
+            for branch in branches
+        )
+    return False
+
+
+def _rebinds_on_host(assign: cst.Assign, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    return any(is_name(t.target, name) for t in assign.targets) and _host_factory(assign.value, qualify)
+
+
+def _host_factory(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    return (
+        isinstance(value, cst.Call) and qualify(value.func) in _HOST_FACTORIES
+        and not any(arg.keyword is not None and arg.keyword.value == "device" for arg in value.args)
+    )
 
 
 # What a custom autograd Function's forward may do with an argument that keeps it on the host.

@@ -48,8 +48,13 @@ from bufferlint.analysis.intent import Family
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.walk import is_name, nodes_of
 
-# Attributes torch.nn layers own already: registering a buffer of that name raises KeyError.
-_LAYER_OWNED = re.compile(r"^(weight|bias|running_mean|running_var|num_batches_tracked|in_proj_\w+|[qkv]_proj_weight|bias_[kv]|weight_\w+|bias_\w+)$")
+# Attributes torch.nn layers own already, or that torch.nn.utils adds to them (weight_norm,
+# spectral_norm, pruning, fake quantization): registering a buffer of that name raises KeyError.
+# RNN weights are `weight_ih_l0`, `bias_hh_l1_reverse`, `weight_hr_l0`.
+_LAYER_OWNED = re.compile(
+    r"^(weight|bias|running_mean|running_var|num_batches_tracked|in_proj_\w+|[qkv]_proj_weight|bias_[kv]"
+    r"|weight_(g|v|u|orig|mask|fake_quant)|(weight|bias)_(ih|hh|hr)_l\d\w*|\w*_fake_quant|activation_post_process)$"
+)
 # Tensor attributes that describe rather than alias (`self.lin.weight.shape`).
 _METADATA_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad layout".split())
 _LARGE_MAGNITUDE = 65504.0  # float16 max: larger magnitudes become inf under .half()

@@ -12,6 +12,7 @@ from typing import Optional
 
 import libcst as cst
 
+from bufferlint.analysis import torch_api
 from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import ValueKind
 from bufferlint.analysis.file import FileAnalysis
@@ -33,7 +34,7 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
     info, analysis = attributes.info, attributes.analysis
     for owner in (info, *info.ancestors()):
-        if owner.parameters or owner.registered_buffers or owner.submodules:
+        if owner.parameters or owner.registered_buffers or owner.submodules or any(_holds_tensors(b) for b in owner.qualified_bases):
             return None
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
@@ -41,6 +42,11 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
         return Unmoved(f"{info.name} holds no parameters, buffers or submodules: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
     return Unmoved(f"{info.name} holds no parameters, buffers or submodules, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
+
+
+def _holds_tensors(base: Optional[str]) -> bool:
+    """A torch.nn layer base other than the stateless ones (`nn.Conv2d`: its weight)."""
+    return torch_api.is_layer_base(base) and base is not None and base.rpartition(".")[2] not in torch_api.STATELESS_LAYERS
 
 
 def _held_here(analysis: FileAnalysis) -> frozenset[str]:

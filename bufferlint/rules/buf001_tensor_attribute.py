@@ -42,13 +42,16 @@ class TensorAttribute(Rule):
     ## When it is reported
     Only with evidence that the tensor's device matters, named in the message: it meets the
     input or the module's tensors in an op (arithmetic, a comparison, a torch function, a tensor
-    method, a submodule call, a helper given both), `forward` moves it per call, it is indexed with
+    method, a submodule call, a helper given both, unless it is a function of the file that first
+    rebuilds that input on the host with `torch.tensor([...])`), `forward` moves it per call, it is indexed with
     an index from the input's device, or `forward` or a public method returns it. Not reported:
     a tensor only read for its metadata or on the host (`.shape`, `.item()`, `torch.multinomial`
     weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
     shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
+    a table built once on first use with the device of the module's own tensors
+    (`if self.idx is None: self.idx = torch.tensor(..., device=self.codes.device)`),
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
     a base in any file, a `self.device` or `self._device` they keep, a project that sets its
     default device), tensors a holding module moves along in its own `_apply()` (YOLO's
