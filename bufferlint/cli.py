@@ -18,7 +18,7 @@ from bufferlint.config import ConfigError, FileConfig, Overrides, Settings
 from bufferlint.discovery import Candidate, discover
 from bufferlint.file_configs import FileConfigs
 from bufferlint.filters import FileFilter
-from bufferlint.lint import FileResult, InternalError, check_bytes, fix_bytes
+from bufferlint.lint import PARSE_ERROR_CODE, FileResult, InternalError, check_bytes, fix_bytes
 from bufferlint.model import Finding
 from bufferlint.notebook import is_notebook, process_notebook
 from bufferlint.output import FORMATS, formatter
@@ -29,7 +29,9 @@ from bufferlint.runner import RunOptions, index_cache_dir, run
 from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
 from bufferlint.fix_verification import report as report_verification
-from bufferlint.source import WriteError, digest, write_atomic
+from bufferlint.add_noqa import add_noqa
+from bufferlint.noqa import NoqaMap
+from bufferlint.source import SourceError, WriteError, check_syntax, decode, digest, write_atomic, write_new
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 REPORT_URL = "https://github.com/bufferlint/bufferlint/issues"
@@ -56,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--statistics", action="store_true", help="count findings per rule instead of listing them")
     report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    report.add_argument("--exit-non-zero-on-fix", action="store_true", help="with --fix: exit 1 when a file was fixed, even if nothing remains")
+    report.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
+    report.add_argument("--add-noqa", action="store_true", help="add `# noqa: CODE` where each current finding is, so that only new code is held to the rules")
+    report.add_argument("--show-files", action="store_true", help="list the files that would be checked, and exit")
+    report.add_argument("--show-settings", action="store_true", help="show the configuration file and settings of the first path, and exit")
     report.add_argument("--stdin-filename", help="the name to report for source read from stdin")
     report.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     rules = parser.add_argument_group("rule selection (override [tool.bufferlint])")
@@ -64,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--extend-select", type=_codes, default=(), help="codes to enable on top")
     rules.add_argument("--ignore", type=_codes, default=(), help="codes to disable")
     rules.add_argument("--module-bases", type=_codes, default=(), help="extra base classes to treat as nn.Module")
+    rules.add_argument("--fixable", type=_codes, help="codes whose fixes --fix may apply (replaces `fixable`; default: all)")
+    rules.add_argument("--unfixable", type=_codes, default=(), help="codes whose findings are reported without a fix")
     rules.add_argument("--ignore-noqa", action="store_true", help="report findings even where `# noqa` suppresses them")
     files = parser.add_argument_group("file selection")
     files.add_argument("--exclude", type=_codes, help="gitignore-style patterns to skip (replaces `exclude`)")
@@ -85,6 +94,7 @@ class Outcome:
     changed: int
     errors: int
     fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)
+    settings_by_file: dict[str, Settings] = field(default_factory=dict)  # each file's, project facts included
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -119,6 +129,12 @@ def _dispatch(argv: list[str]) -> int:
     if not args.paths:
         args.paths = ["."]  # as ruff: no path checks the current folder
     configs = FileConfigs(args.config, _flags(args), lambda config, settings: _file_filter(args, config, settings))
+    if args.show_files:
+        sys.stdout.write("".join(f"{c.path}\n" for c in sorted(discover(args.paths), key=lambda c: c.path) if configs.keep(c)))
+        return EXIT_CLEAN
+    if args.show_settings:
+        sys.stdout.write(configs.describe(args.paths[0]))
+        return EXIT_CLEAN
     stdin = args.paths == ["-"]
     # the summary's settings (`--unsafe-fixes` hints): those of the stdin file, else of the working folder
     settings, file_filter = configs.at(args.stdin_filename if stdin and args.stdin_filename else ".")
@@ -131,6 +147,10 @@ def _dispatch(argv: list[str]) -> int:
         missing = torch_missing()
         if missing is not None:  # refuse before any file is touched
             raise ConfigError(f"--verify: {missing}")
+    if args.add_noqa:
+        if fixing or stdin:
+            raise ConfigError("--add-noqa edits files by itself: use it without --fix, --diff or stdin")
+        return _add_noqa(_run_paths(args, configs, fixing=False))
     if stdin:
         outcome = _run_stdin(args, settings, file_filter, fixing)
     else:
@@ -147,6 +167,8 @@ def _flags(args: argparse.Namespace) -> Overrides:
         unsafe_fixes=args.unsafe_fixes,
         module_bases=args.module_bases,
         ignore_noqa=args.ignore_noqa,
+        fixable=args.fixable,
+        unfixable=args.unfixable,
     )
 
 
@@ -171,13 +193,23 @@ def _report(args: argparse.Namespace, settings: Settings, outcome: Outcome) -> N
     if args.diff:
         _diff_summary(args, outcome)
     elif args.statistics:
-        sys.stdout.write(statistics.render(outcome.findings, summary, as_json=args.output_format in ("json", "json-lines")))
+        _write_report(args, statistics.render(outcome.findings, summary, as_json=args.output_format in ("json", "json-lines")))
     else:
-        sys.stdout.write(formatter(args.output_format)(outcome.findings, summary))
+        _write_report(args, formatter(args.output_format)(outcome.findings, summary))
     if args.show_fixes and args.fix and not args.diff:
         names = {f.code: f.name for f in outcome.findings}
         names.update(_rule_names())
         sys.stdout.write(fixes_report.render(outcome.fixed_by_file, names))
+
+
+def _write_report(args: argparse.Namespace, text: str) -> None:
+    if args.output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_new(args.output_file, text.encode("utf-8"))
+    except WriteError as error:
+        raise ConfigError(f"--output-file {args.output_file}: {error}") from None
 
 
 def _diff_summary(args: argparse.Namespace, outcome: Outcome) -> None:
@@ -238,6 +270,7 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, outcome: Outcome) -> None:
+    outcome.settings_by_file[file.filename] = settings
     _report_fix_error(file, outcome)
     if file.new_data is None:
         outcome.findings.extend(file.findings)
@@ -270,6 +303,50 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
     outcome.findings.extend(file.findings)
     outcome.fixed += file.fixed
     outcome.changed += 1
+
+
+def _add_noqa(outcome: Outcome) -> int:
+    """Suppress every finding of the run where it is; exit 0 unless a file could not be done."""
+    by_file: dict[str, list[Finding]] = {}
+    for finding in outcome.findings:
+        if finding.code != PARSE_ERROR_CODE and not is_notebook(finding.filename):
+            by_file.setdefault(finding.filename, []).append(finding)
+    added, failed = 0, outcome.errors
+    for filename, found in by_file.items():
+        problem = _add_noqa_to(filename, outcome.settings_by_file[filename])
+        if isinstance(problem, int):
+            added += problem
+        else:
+            print(f"error: {filename}: no noqa added: {problem}", file=sys.stderr)
+            failed += 1
+    print(f"Added {added} noqa directive{'' if added == 1 else 's'}.")
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
+
+
+def _add_noqa_to(filename: str, settings: Settings) -> "int | str":
+    """The number of directives added to the file, or why it was left alone. The findings are
+    taken again from the bytes that are edited, so an edit during the run cannot misplace one."""
+    data = _read(filename)
+    findings = [f for f in check_bytes(data, filename, settings).findings if f.code != PARSE_ERROR_CODE]
+    result = add_noqa(data, findings)
+    if result.refused is not None:
+        return result.refused
+    if result.data is None:
+        return 0
+    noqa = NoqaMap.from_text(decode(result.data))
+    if not all(noqa.suppresses(f.code, f.noqa_rows or (f.location.row,)) for f in findings):
+        return "a comment would not suppress every finding"
+    try:
+        check_syntax(result.data, filename)
+    except SourceError as error:
+        return f"the result would not parse ({error})"
+    if digest(_read(filename)) != digest(data):
+        return "changed on disk while bufferlint ran"
+    try:
+        write_atomic(filename, result.data)
+    except WriteError as error:
+        return str(error)
+    return result.directives
 
 
 def _verified(args: argparse.Namespace, file: FileResult, original: bytes) -> bool:
@@ -336,6 +413,8 @@ def _diff(file: FileResult, original: bytes) -> str:
 def _exit_code(args: argparse.Namespace, outcome: Outcome) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
+    if args.fix and args.exit_non_zero_on_fix and outcome.changed and not args.diff:
+        return EXIT_FINDINGS
     if args.diff:  # as ruff: 1 only when there is a diff (or a file could not be checked)
         return EXIT_FINDINGS if outcome.changed or outcome.errors else EXIT_CLEAN
     if outcome.findings or outcome.errors:

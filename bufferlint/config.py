@@ -40,11 +40,18 @@ class Settings:
     # (gitignore-style pattern relative to the project root, codes): see bufferlint.filters.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default_factory=tuple)
     ignore_noqa: bool = False  # report findings even where `# noqa` suppresses them
+    fixable: Optional[tuple[str, ...]] = None  # rules whose fixes are offered (None: all)
+    unfixable: tuple[str, ...] = ()  # rules whose findings are reported without a fix
     # What the other files of the run say (project_facts.py): part of the cache key through repr().
     project: ProjectFacts = EMPTY
 
     def enabled_rules(self) -> list[type[Rule]]:
         return list(_enabled_rules(self))
+
+    def fix_allowed(self, code: str) -> bool:
+        """`fixable` / `unfixable`, as ruff has them: `--fix` leaves the other rules' findings alone."""
+        fixable, unfixable = _fix_choice(self)
+        return (fixable is None or code in fixable) and code not in unfixable
 
     def triggers(self) -> tuple[str, ...]:
         """Substrings one of which a file must contain to possibly have a finding: the rules'
@@ -66,14 +73,28 @@ def _enabled_rules(settings: Settings) -> tuple[type[Rule], ...]:
 
 
 @functools.lru_cache(maxsize=64)
+def _fix_choice(settings: Settings) -> tuple[Optional[frozenset[str]], frozenset[str]]:
+    """(codes `fixable` names, None for all; codes `unfixable` names)."""
+    rules = all_rules()
+    fixable = None if settings.fixable is None else frozenset(r.code for r in _matching(rules, settings.fixable))
+    return fixable, frozenset(r.code for r in _matching(rules, settings.unfixable))
+
+
+@functools.lru_cache(maxsize=64)
 def _triggers(settings: Settings) -> tuple[str, ...]:
     own = dict.fromkeys(t for rule in _enabled_rules(settings) for t in rule.triggers)
     bases = sorted({base.rsplit(".", 1)[-1] for base in settings.module_bases} - own.keys())
     return (*own, *bases)
 
 
+# Files that cannot be read or parsed: always reported, never selected or ignored like a rule.
+_UNREADABLE = "BUF999"
+
+
 def _matching(rules: Iterable[type[Rule]], selectors: Iterable[str]) -> Iterable[type[Rule]]:
     for selector in selectors:
+        if selector.upper() == _UNREADABLE:
+            raise ConfigError(f"{_UNREADABLE} (a file that cannot be read or parsed) is always reported; exclude such files instead (`extend-exclude`)")
         found = [r for r in rules if _selects(selector, r)]
         if not found:
             raise ConfigError(f"unknown rule selector: {selector!r}")
@@ -86,7 +107,7 @@ def _selects(selector: str, rule: type[Rule]) -> bool:
 
 def unknown_selectors(selectors: Iterable[str]) -> list[str]:
     rules = all_rules()
-    return [s for s in selectors if not any(_selects(s, r) for r in rules)]
+    return [s for s in selectors if s.upper() != _UNREADABLE and not any(_selects(s, r) for r in rules)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,12 +117,12 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
 KNOWN_KEYS = frozenset(
     """
     select ignore extend-select exclude extend-exclude per-file-ignores unsafe-fixes module-bases
-    force-exclude respect-gitignore verify
+    force-exclude respect-gitignore fixable unfixable verify
     """.split()
 )
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "module-bases")
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "module-bases", "fixable", "unfixable")
 _BOOL_KEYS = ("unsafe-fixes", "force-exclude", "respect-gitignore")
-_CODE_KEYS = ("select", "ignore", "extend-select")
+_CODE_KEYS = ("select", "ignore", "extend-select", "fixable", "unfixable")
 
 
 @dataclass(frozen=True)
@@ -231,6 +252,8 @@ class Overrides:
     unsafe_fixes: Optional[bool] = None
     module_bases: tuple[str, ...] = ()
     ignore_noqa: bool = False
+    fixable: Optional[tuple[str, ...]] = None
+    unfixable: tuple[str, ...] = ()
 
 
 def build_settings(config: FileConfig, flags: Overrides) -> Settings:
@@ -247,8 +270,11 @@ def build_settings(config: FileConfig, flags: Overrides) -> Settings:
         module_bases=_list(config, "module-bases") + flags.module_bases,
         per_file_ignores=per_file,
         ignore_noqa=flags.ignore_noqa,
+        fixable=flags.fixable if flags.fixable is not None else (None if config.get("fixable") is None else tuple(config.get("fixable"))),
+        unfixable=_list(config, "unfixable") + flags.unfixable,
     )
-    settings.enabled_rules()  # unknown selectors on the command line fail here, before any file is read
+    settings.enabled_rules()
+    settings.fix_allowed("")  # unknown selectors on the command line fail here, before any file is read
     return settings
 
 

@@ -25,7 +25,8 @@ MakeFilter = Callable[[FileConfig, Settings], FileFilter]
 class FileConfigs:
     def __init__(self, explicit: Optional[str], flags: Overrides, make_filter: MakeFilter) -> None:
         self._flags, self._make_filter = flags, make_filter
-        self._explicit = None if explicit is None else self._prepared(load_explicit(explicit))
+        self._explicit_config = None if explicit is None else load_explicit(explicit)
+        self._explicit = None if self._explicit_config is None else self._prepared(self._explicit_config)
         self._by_folder: dict[Path, tuple[Settings, FileFilter]] = {}
         self._by_config: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
 
@@ -57,3 +58,31 @@ class FileConfigs:
     def _prepared(self, config: FileConfig) -> tuple[Settings, FileFilter]:
         settings = build_settings(config, self._flags)
         return settings, self._make_filter(config, settings)
+
+    def describe(self, path: str) -> str:
+        """`--show-settings`: the configuration file that applies to `path` and what it resolves to."""
+        settings, file_filter = self.at(path)
+        config = self._config_of(path)
+        lines = [
+            f"Path: {path}",
+            f"Configuration: {config.path if config.path is not None else 'none (defaults)'}",
+            f"Project root: {file_filter.root}",
+            f"Enabled rules: {', '.join(rule.code for rule in settings.enabled_rules())}",
+            f"select: {list(settings.select) if settings.select is not None else 'default'}",
+            f"extend-select: {list(settings.extend_select)}",
+            f"ignore: {list(settings.ignore)}",
+            f"unsafe-fixes: {str(settings.unsafe_fixes).lower()}",
+            f"module-bases: {list(settings.module_bases)}",
+            f"exclude: {list(file_filter.patterns)}",
+            f"force-exclude: {str(file_filter.force_exclude).lower()}",
+            f"respect-gitignore: {str(file_filter.respect_gitignore).lower()}",
+            f"per-file-ignores: {dict((pattern, list(codes)) for pattern, codes in settings.per_file_ignores)}",
+            f"ignore for this path: {list(file_filter.settings_for(path, settings).ignore)}",
+        ]
+        return "".join(line + "\n" for line in lines)
+
+    def _config_of(self, path: str) -> FileConfig:
+        if self._explicit_config is not None:
+            return self._explicit_config
+        start = Path(os.path.abspath(path))
+        return config_at(start if start.is_dir() else start.parent)

@@ -43,6 +43,10 @@ class LazySpec:
             self._spec = pathspec.GitIgnoreSpec.from_lines(self._patterns)
         return self._spec
 
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return tuple(self._patterns)
+
     def match_file(self, path: str) -> bool:
         return self.spec.match_file(path)
 
@@ -73,6 +77,11 @@ class FileFilter:
             respect_gitignore=bool(config.get("respect-gitignore", True)),
             per_file_ignores=tuple((_spec([pattern]), codes) for pattern, codes in settings.per_file_ignores),
         )
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The exclusion patterns, `exclude` and `extend-exclude` together."""
+        return self.exclude.patterns
 
     def keep(self, candidate: Candidate) -> bool:
         if candidate.explicit and not self.force_exclude:

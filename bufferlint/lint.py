@@ -104,6 +104,9 @@ def check_module(
         noqa = NoqaMap() if settings.ignore_noqa else NoqaMap.from_text(_as_str(module, text))
         analysis.prepare_positions(f.node for f in raw if f.node is not None)  # one pass for all
         placed = [f for f in (_place(analysis, f, row_in_text) for f in raw) if not noqa.suppresses(f.code, f.noqa_rows)]
+        for finding in placed:
+            if finding.fix is not None and not settings.fix_allowed(finding.code):
+                finding.fix = None  # `unfixable`: reported, never rewritten
         return sorted(placed, key=lambda f: f.sort_key)
     finally:
         analysis.release()

@@ -345,6 +345,30 @@ def write_atomic(path: str, data: bytes) -> None:
             raise WriteError(f"cannot write file: {_reason(error)}") from None
 
 
+def write_new(path: str, data: bytes) -> None:
+    """A report file (`--output-file`): replaced atomically when it exists, else created the same
+    way, with the permissions a plain `open()` would give it."""
+    if os.path.lexists(path):
+        write_atomic(path, data)
+        return
+    umask = os.umask(0)
+    os.umask(umask)
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=folder)
+    except OSError as error:
+        raise WriteError(f"cannot write file: {_reason(error)}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise WriteError(f"cannot write file: {_reason(error)}") from None
+
+
 def _replace(real: str, data: bytes, info: os.stat_result) -> None:
     fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=os.path.dirname(real))
     try:

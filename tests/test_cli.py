@@ -292,3 +292,81 @@ def test_paths_of_a_walked_folder_are_relative_and_the_diff_applies(tmp_path: Pa
     assert cli(capsys, "--output-format", "github", ".")[1].startswith("::error file=vit/x.py,line=8,")
     assert cli(capsys, str(target))[1].startswith("vit/x.py:8:9: BUF001")
     assert json.loads(cli(capsys, "--output-format", "json", "./vit//x.py")[1])[0]["filename"] == "vit/x.py"
+
+
+def test_exit_non_zero_on_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    only_safe = MODEL.replace("        self.basis = basis\n", "")
+    write(tmp_path / "m.py", only_safe)
+    assert main(["--select", "BUF001", "--fix", "m.py"]) == 0  # fixed, nothing left
+    write(tmp_path / "m.py", only_safe)
+    assert main(["--select", "BUF001", "--fix", "--exit-non-zero-on-fix", "m.py"]) == 1
+    assert main(["--select", "BUF001", "--fix", "--exit-non-zero-on-fix", "m.py"]) == 0  # nothing to fix now
+    capsys.readouterr()
+
+
+def test_show_files_lists_what_a_run_would_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.bufferlint]\nextend-exclude = ["legacy/"]\n')
+    write(tmp_path / "src" / "a.py", CLEAN)
+    write(tmp_path / "legacy" / "b.py", CLEAN)
+    write(tmp_path / "notes.txt", "x")
+    assert main(["--show-files"]) == 0
+    assert capsys.readouterr().out == "src/a.py\n"
+    assert main(["--show-files", "legacy/b.py", "src"]) == 0  # named on the command line: kept
+    assert capsys.readouterr().out == "legacy/b.py\nsrc/a.py\n"
+
+
+def test_show_settings_names_the_file_and_what_it_resolves_to(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "pyproject.toml", '[tool.bufferlint]\nignore = ["BUF002"]\n[tool.bufferlint.per-file-ignores]\n"tests/*" = ["BUF001"]\n')
+    write(tmp_path / "tests" / "t.py", CLEAN)
+    assert main(["--show-settings", "--extend-select", "BUF006", "tests/t.py"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["Path: tests/t.py", f"Configuration: {tmp_path / 'pyproject.toml'}", f"Project root: {tmp_path}"]
+    assert "Enabled rules: BUF001, BUF003, BUF005, BUF006, BUF007, BUF008, BUF009" in lines
+    assert "ignore for this path: ['BUF002', 'BUF001']" in lines
+
+
+ADOPTION = (
+    "import torch\r\nfrom torch import nn\r\n\r\n\r\nclass M(nn.Module):\r\n    def __init__(self):\r\n"
+    "        super().__init__()\r\n"
+    "        self.a = torch.ones(3)  # noqa: E501\r\n"
+    "        self.b = torch.tensor(\r\n            [1.0, 2.0, 3.0]\r\n        )\r\n"
+    '        self.c = torch.tensor([float(v) for v in """1\r\n2\r\n3""".split()])\r\n'
+    "        self.d = \\\r\n            torch.zeros(3)\r\n"
+    "        self.lin = nn.Linear(3, 3)\r\n\r\n"
+    "    def forward(self, x):\r\n        return self.lin(x) + self.a + self.b + self.c + self.d\r\n"
+)
+
+
+def test_add_noqa_suppresses_every_finding_where_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Adoption starts green: each finding gets `# noqa: CODE` on a line of its statement that can
+    take a comment (the last, else the first; never inside a string or after a backslash), an
+    existing `# noqa: CODES` is extended, line endings stay, and a second run adds nothing."""
+    target = tmp_path / "m.py"
+    target.write_bytes(ADOPTION.encode())
+    assert main(["--select", "BUF001", "-q", "m.py"]) == 1
+    capsys.readouterr()
+    assert main(["--select", "BUF001", "--add-noqa", "m.py"]) == 0
+    assert capsys.readouterr().out == "Added 4 noqa directives.\n"
+    lines = target.read_bytes().decode().split("\r\n")
+    assert lines[7] == "        self.a = torch.ones(3)  # noqa: BUF001, E501"
+    assert lines[10] == "        )  # noqa: BUF001"
+    assert lines[11].endswith('for v in """1') and lines[13].endswith("  # noqa: BUF001")  # after the string ends
+    assert lines[14] == "        self.d = \\" and lines[15] == "            torch.zeros(3)  # noqa: BUF001"
+    assert target.read_bytes().count(b"\r\n") == ADOPTION.count("\r\n")
+    assert main(["--select", "BUF001", "m.py"]) == 0
+    assert main(["--select", "BUF001", "--add-noqa", "m.py"]) == 0
+    assert capsys.readouterr().out.endswith("Added 0 noqa directives.\n")
+    assert "--add-noqa edits files by itself" in (main(["--add-noqa", "--fix", "m.py"]), capsys.readouterr().err)[1]
+
+
+def test_add_noqa_leaves_a_file_alone_when_a_finding_has_no_line_to_take_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        '        self.c = torch.tensor([float(v) for v in """1\n2""".split()]); \\\n        self.k = 2\n\n'
+        "    def forward(self, x):\n        return x + self.c\n"
+    )
+    write(tmp_path / "m.py", source)
+    assert main(["--select", "BUF001", "--add-noqa", "m.py"]) == 1
+    captured = capsys.readouterr()
+    assert "error: m.py: no noqa added: no line of the statement at row 8 can take a comment" in captured.err
+    assert (tmp_path / "m.py").read_text() == source

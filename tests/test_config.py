@@ -187,3 +187,31 @@ def test_each_file_uses_its_nearest_table_whatever_the_order(tmp_path: Path, cap
     code, _ = findings(capsys, "--fix", "aaa/util.py", ".")
     assert (tmp_path / "legacy" / "old.py").read_text() == MODEL  # excluded by the root table
     assert (tmp_path / "own" / "m.py").read_text() == MODEL
+
+
+def test_fixable_and_unfixable_choose_which_fixes_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff: an unfixable rule's findings are reported without `[*]` and --fix leaves them;
+    `fixable` narrows the fixes to the rules it names; flags add to (or replace) the file's lists."""
+    pair = (
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = nn.Linear(3, 3)\n        self.t = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return self.lin(x) + self.t.to(x.device)\n"
+    )
+    project(tmp_path, 'unfixable = ["BUF002"]', {"m.py": pair})
+    assert main(["m.py"]) == 1
+    out = capsys.readouterr().out
+    assert "m.py:9:9: BUF001 [*]" in out and "m.py:12:30: BUF002 `self.t`" in out
+    assert main(["--fix", "m.py"]) == 0  # BUF001 registers `t`; BUF002 is left as written, now moot
+    fixed = (tmp_path / "m.py").read_text()
+    assert 'self.register_buffer("t", torch.ones(3), persistent=False)' in fixed and "self.t.to(x.device)" in fixed
+    project(tmp_path, 'fixable = ["BUF002"]', {"m.py": pair})
+    assert main(["--unfixable", "BUF002", "--fix", "m.py"]) == 1  # nothing fixable is left
+    assert (tmp_path / "m.py").read_text() == pair
+    capsys.readouterr()
+    project(tmp_path, 'unfixable = ["BUF0X"]', {"m.py": pair})
+    assert "unknown rule codes in `unfixable`: 'BUF0X'" in error(capsys, "m.py")
+
+
+def test_buf999_is_named_not_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.py").write_text(MODEL)
+    assert "BUF999 (a file that cannot be read or parsed) is always reported; exclude such files instead" in error(capsys, "--ignore", "BUF999", "m.py")

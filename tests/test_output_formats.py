@@ -1,4 +1,4 @@
-"""Every --output-format, read back: concise, full, json, json-lines, github, sarif."""
+"""Every --output-format, read back: concise, full, json, json-lines, github, gitlab, junit, sarif."""
 
 from __future__ import annotations
 
@@ -177,3 +177,57 @@ def test_a_message_quoting_a_statement_over_several_lines_stays_on_one_line(caps
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(display_path(str(path)))]
     assert [line.split(": ")[1].split(" ")[0] for line in lines] == ["BUF001", "BUF002"]
     assert all("no fix: `self.ids = torch.full( size=(n,), fill_value=n ...` sets it first (in make())" in line for line in lines)
+
+
+def test_junit_is_valid_xml_with_one_failing_case_per_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    from xml.etree import ElementTree
+
+    root = ElementTree.fromstring(output(capsys, "junit", "m.py", "broken.py"))
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "3", "3")
+    suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+    assert list(suites) == ["broken.py", "m.py"]
+    cases = suites["m.py"].findall("testcase")
+    assert [(c.get("name"), c.get("line"), c.get("column")) for c in cases] == [("org.bufferlint.BUF001", "8", "9"), ("org.bufferlint.BUF001", "9", "9")]
+    failure = cases[0].find("failure")
+    assert failure is not None and failure.get("message") == T_MESSAGE and failure.text == f"line 8, col 9, {T_MESSAGE}"
+    assert suites["broken.py"].find("testcase").get("name") == "org.bufferlint.BUF999"  # type: ignore[union-attr]
+
+
+def test_junit_without_findings_has_one_passing_case(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from xml.etree import ElementTree
+
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    assert main(["--output-format", "junit", "ok.py"]) == 0
+    root = ElementTree.fromstring(capsys.readouterr().out)
+    assert [(c.get("name"), c.find("failure")) for c in root.iter("testcase")] == [("bufferlint", None)]
+
+
+def test_gitlab_code_quality_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    """GitLab's code quality report: a list of issues, each with description, check_name, a
+    unique fingerprint, a severity from GitLab's set and a location with path and lines.begin."""
+    issues = json.loads(output(capsys, "gitlab", "m.py", "broken.py"))
+    assert len(issues) == 3
+    for issue in issues:
+        assert set(issue) == {"description", "check_name", "fingerprint", "severity", "location"}
+        assert issue["severity"] in {"info", "minor", "major", "critical", "blocker"}
+        assert isinstance(issue["location"]["path"], str) and issue["location"]["lines"]["begin"] >= 1
+    assert len({issue["fingerprint"] for issue in issues}) == 3
+    assert issues[1] == {
+        "description": f"BUF001 {T_MESSAGE}",
+        "check_name": "BUF001",
+        "fingerprint": issues[1]["fingerprint"],
+        "severity": "major",
+        "location": {"path": "m.py", "lines": {"begin": 8, "end": 8}},
+    }
+    # the fingerprint does not depend on the line: code added above keeps the issue's identity
+    Path("m.py").write_text("\n\n" + MODEL)
+    moved = json.loads(output(capsys, "gitlab", "m.py", "broken.py"))
+    assert [i["fingerprint"] for i in moved] == [i["fingerprint"] for i in issues]
+
+
+def test_output_file_gets_the_report_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--select", "BUF001", "--output-format", "json", "--output-file", "report.json", "m.py"]) == 1
+    assert capsys.readouterr().out == ""
+    assert [f["location"]["row"] for f in json.loads((tmp_path / "report.json").read_text())] == [8, 9]
+    assert main(["--select", "BUF001", "-o", "report.json", "-q", "m.py"]) == 1  # replaced, not appended
+    assert (tmp_path / "report.json").read_text().splitlines()[0].startswith("m.py:8:9: BUF001")

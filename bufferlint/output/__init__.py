@@ -9,11 +9,11 @@ from bufferlint.output.summary import RunSummary
 
 Formatter = Callable[[list[Finding], RunSummary], str]
 
-FORMATS = ("concise", "full", "json", "json-lines", "github", "sarif")
+FORMATS = ("concise", "full", "json", "json-lines", "github", "gitlab", "junit", "sarif")
 
 
 def formatter(name: str) -> Formatter:
-    from bufferlint.output import concise, full, github, json_format, sarif
+    from bufferlint.output import concise, full, github, gitlab, json_format, junit, sarif
 
     formats: dict[str, Formatter] = {
         "concise": concise.render,
@@ -21,6 +21,8 @@ def formatter(name: str) -> Formatter:
         "json": json_format.render,
         "json-lines": json_format.render_lines,
         "github": github.render,
+        "gitlab": gitlab.render,
+        "junit": junit.render,
         "sarif": sarif.render,
     }
     return formats[name]
