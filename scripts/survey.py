@@ -348,9 +348,19 @@ FRESH18 = _repositories("""
     Arthur151/ROMP lyuwenyu/RT-DETR takuseno/d3rlpy bytedance/ibot NVlabs/imaginaire zalandoresearch/pytorch-ts
     stanfordnlp/stanza DeepGraphLearning/torchdrug SalesforceAIResearch/uni2ts
 """)
+# Round 19 (fetched 2026-11-26, blind for the code after round 18's fixes).
+FRESH19 = _repositories("""
+    aim-uofa/AdelaiDet ozan-oktay/Attention-Gated-Networks huawei-noah/Efficient-AI-Backbones xue-pai/FuxiCTR
+    snap-stanford/GraphGym Tencent/HunyuanVideo black0017/MedicalZooPytorch OpenNMT/OpenNMT-py thunlp/OpenNRE
+    mkocabas/PARE THUwangcy/ReChorus RUCAIBox/RecBole lufficc/SSD Tramac/awesome-semantic-segmentation-pytorch
+    graphdeeplearning/benchmarking-gnns atong01/conditional-flow-matching KaiyangZhou/deep-person-reid apple/ml-cvnets
+    marlbenchmark/on-policy openspeech-team/openspeech bowenc0221/panoptic-deeplab baudm/parseq
+    jurgisp/pydreamer jdb78/pytorch-forecasting benedekrozemberczki/pytorch_geometric_temporal visionml/pytracking
+    Project-MONAI/research-contributions traveller59/second.pytorch sp-uhh/sgmse mit-han-lab/spvnas
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19,
 }
 
 
