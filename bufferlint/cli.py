@@ -298,7 +298,7 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
         if args.verify and not is_notebook(file.filename) and not _verified(args, file, original):
             outcome.errors += 1
             outcome.fixed_by_file.pop(file.filename, None)
-            outcome.findings.extend(check_bytes(original, file.filename, settings).findings)
+            outcome.findings.extend(_without_fixes(check_bytes(original, file.filename, settings).findings))
             return
     outcome.findings.extend(file.findings)
     outcome.fixed += file.fixed
@@ -347,6 +347,13 @@ def _add_noqa_to(filename: str, settings: Settings) -> "int | str":
     except WriteError as error:
         return str(error)
     return result.directives
+
+
+def _without_fixes(findings: list[Finding]) -> list[Finding]:
+    """Findings whose fix this run refused (reverted, or not written): not offered as fixable again."""
+    for finding in findings:
+        finding.fix = None
+    return findings
 
 
 def _verified(args: argparse.Namespace, file: FileResult, original: bytes) -> bool:

@@ -247,6 +247,8 @@ def _fix(data: Source, filename: str, settings: Settings) -> FileResult:
 def _unfixed(data: Source, filename: str, settings: Settings, reason: str) -> FileResult:
     result = _check(data, filename, settings)
     result.fix_error = f"{reason}; file left unchanged"
+    for finding in result.findings:
+        finding.fix = None  # --fix just refused it: the summary must not offer it again
     return result
 
 
@@ -255,11 +257,13 @@ def _fix_rounds(
 ) -> tuple[cst.Module, list[Finding], int]:
     """Apply compatible fixes round by round; each round's output is parsed and re-linted."""
     findings = check_module(module, filename, settings, data)
-    fixed = 0
+    found, fixed = len(findings), 0
     for _ in range(MAX_FIX_ROUNDS):
         fixable = [f for f in findings if f.fix_applicable(settings.unsafe_fixes)]
         if not fixable:
-            return module, findings, fixed
+            # as ruff counts: what was found, less what remains (a fix also settles the findings
+            # it makes moot, such as the per-call move of an attribute it registered)
+            return module, findings, max(fixed, found - len(findings))
         fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
         settled = _settled(fixable, fixes)
         allowed = _allowed_after(module, findings, settled)
@@ -273,7 +277,7 @@ def _fix_rounds(
         fixed += len(settled)
     if any(f.fix_applicable(settings.unsafe_fixes) for f in findings):
         raise _FixFailed(f"fixes did not converge after {MAX_FIX_ROUNDS} rounds")
-    return module, findings, fixed
+    return module, findings, max(fixed, found - len(findings))
 
 
 def _without_orphans(before: cst.Module, after: cst.Module) -> cst.Module:

@@ -514,3 +514,46 @@ def test_a_file_written_for_onnx_export_has_no_device_findings(tmp_path: Path, c
     expected = ["BUF010", "BUF001", "BUF011", "BUF011"]
     assert by_file == {"pkg/decoder.py": expected, "pkg/onnxruntime_decoder.py": expected}
 
+
+
+DEVICE_BASE = MODEL_HEAD + (
+    "\n\nclass BaseModel(nn.Module):\n"
+    "    def __init__(self, gpu=-1):\n"
+    "        super().__init__()\n"
+    "        self.device = torch.device(f'cuda:{gpu}' if gpu >= 0 else 'cpu')\n\n"
+    "    def model_to_device(self):\n"
+    "        self.to(device=self.device)\n"
+)
+DEVICE_MODELS = MODEL_HEAD + (
+    "from pkg.base import BaseModel\n\n\n"
+    "class FieldInteraction(BaseModel):\n"
+    "    def __init__(self, n):\n"
+    "        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.randn(n, n))\n"
+    "        self.mask = torch.triu(torch.ones(n, n)).to(self.device)\n"
+    "        self.pair_weight = torch.randn(n, n, requires_grad=True, device=self.device)\n"
+    "        self.model_to_device()\n\n"
+    "    def forward(self, x):\n"
+    "        return x @ (self.weight * self.mask * self.pair_weight)\n\n\n"
+    "class Conjunctions(BaseModel):\n"
+    "    def __init__(self, n):\n"
+    "        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.randn(n, n))\n"
+    "        self.order = torch.arange(n).flip(0)\n\n"
+    "    def forward(self, x):\n"
+    "        return (x @ self.weight)[:, self.order.to(self.device)]\n"
+)
+
+
+def test_a_base_of_another_file_that_keeps_its_own_device(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model whose base (in another file) keeps `self.device`, moves itself there and builds
+    its tables there: the class places its tensors itself (no finding), as with a `self.device`
+    of its own. A table it copies to that device on every call is still reported, and so is a
+    tensor that asks for gradients (placed there, but never trained: it is no Parameter)."""
+    root = _project(tmp_path / "dev", {"pkg/__init__.py": "", "pkg/base.py": DEVICE_BASE, "pkg/models.py": DEVICE_MODELS})
+    assert [(name, row, code) for name, row, code, _ in _summary(_findings(capsys, root / "pkg"))] == [
+        ("models.py", 11, "BUF001"), ("models.py", 22, "BUF001"), ("models.py", 25, "BUF002"),
+    ]
+    # Without the base's file nothing says so: the table placed at construction is reported too.
+    alone = _findings(capsys, root / "pkg" / "models.py", "--module-bases", "pkg.base.BaseModel")
+    assert [(f["location"]["row"], f["code"]) for f in alone] == [(10, "BUF001"), (11, "BUF001"), (22, "BUF001"), (25, "BUF002")]

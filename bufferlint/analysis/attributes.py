@@ -25,9 +25,10 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites
 from bufferlint.analysis.forward import forward_facts
-from bufferlint.analysis.intent import Family, deliberate_reason, init_time_methods, reached_from
+from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.never_given import given_parameters, never_given
 from bufferlint.analysis.paths import enclosing
+from bufferlint.analysis.walk import is_name, nodes_of
 
 
 class ClassAttributes:
@@ -121,6 +122,9 @@ class ClassAttributes:
         for name, facts in lineage.ancestors if lineage is not None else ():
             if facts.moves(attr):
                 return f"base class {name} moves it with its own to()/_apply()"
+        keeper = self._device_keeper(attr)
+        if keeper is not None:
+            return keeper
         holder = project.moved_by_holder(self.analysis.qualified(self.info), attr) if project.known else None
         if holder is not None:
             return f"{holder} moves it along in its own to()/_apply(), on the instance it holds"
@@ -129,6 +133,28 @@ class ClassAttributes:
             # registers is not known, and a buffer of the base's is assigned, not left behind.
             return f"base class {lineage.outside} is a file of the run whose module name another file shares: it may register `{attr}`"
         return self._built_in_device_context(attr)
+
+    def _device_keeper(self, attr: str) -> Optional[str]:
+        """A base class in another file keeps `self.device` (a recommender's `BaseModel` that
+        moves itself and every batch there): the same design as `intent.own_device`, one file away.
+        A tensor that a method moves after construction, even to `self.device`, is copied per call:
+        still a finding; so is one built with `requires_grad=True` (placed, but never trained: the
+        design places tensors, it does not register them)."""
+        lineage = self.analysis.lineage(self.info)
+        if lineage is None or moved_later(self.info, attr) or self._trainable(attr):
+            return None
+        for name, facts in lineage.ancestors:
+            if DEVICE_ATTRS & set(facts.binds):
+                return f"base class {name} keeps its own `self.device`, and the class places its tensors there"
+        return None
+
+    def _trainable(self, attr: str) -> bool:
+        """A value of `self.<attr>` asks for gradients (`torch.randn(..., requires_grad=True)`)."""
+        return any(
+            arg.keyword is not None and arg.keyword.value == "requires_grad" and not is_name(arg.value, "False")
+            for a in self.info.assignments_to(attr) if a.value is not None
+            for arg in nodes_of(a.value, cst.Arg)
+        )
 
     def _built_in_device_context(self, attr: str) -> Optional[str]:
         """gpt-fast's `with torch.device(device): model.setup_caches(...)`: every tensor the

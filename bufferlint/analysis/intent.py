@@ -633,7 +633,7 @@ def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
     }
     if given != {"device", "dtype"}:
         return _derived_from_caller_placed(info, attr, defining, family)
-    if _moved_later(info, attr):
+    if moved_later(info, attr):
         return None
     return "it is built on the device and dtype the caller gives __init__(), and no method moves it"
 
@@ -645,12 +645,12 @@ def _derived_from_caller_placed(info: ClassInfo, attr: str, defining: AttrAssign
     for other in {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)} - {attr}:
         source = next((a for a in info.assignments_to(other) if a.in_init and a.kind is ValueKind.TENSOR), None)
         if source is not None and source.value is not None and not _mentions_self_attr(source.value, me, attr):
-            if _caller_placed(info, other, source, family) is not None and not _moved_later(info, attr):
+            if _caller_placed(info, other, source, family) is not None and not moved_later(info, attr):
                 return f"it is computed from `{other}`, which the caller places"
     return None
 
 
-def _moved_later(info: ClassInfo, attr: str) -> bool:
+def moved_later(info: ClassInfo, attr: str) -> bool:
     init_time = init_time_methods(info)
     for name in method_reads(info).readers.get(attr, ()):
         func = info.methods[name]
@@ -667,10 +667,10 @@ def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], 
     """The class's `self.device` design covers the tensors it places there; one that a later
     method moves to somewhere else (`self.window.to(x.device)`) is outside that design."""
     reason = own_device(info)
-    return None if reason is None or _moved_elsewhere(info, attr) else reason
+    return None if reason is None or moved_elsewhere(info, attr) else reason
 
 
-def _moved_elsewhere(info: ClassInfo, attr: str) -> bool:
+def moved_elsewhere(info: ClassInfo, attr: str) -> bool:
     """A method after construction moves `self.<attr>` to a target that is not the class's own
     `self.device`."""
     init_time = init_time_methods(info)
@@ -681,7 +681,7 @@ def _moved_elsewhere(info: ClassInfo, attr: str) -> bool:
         for call in nodes_of(info.methods[name].body, cst.Call):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and _is_self_attr(func.value, me, attr):
-                if not any(_is_self_attr(n, me) and n.attr.value in _DEVICE_ATTRS for n in nodes_of(call, cst.Attribute)):
+                if not any(_is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(call, cst.Attribute)):
                     return True
     return False
 
@@ -691,12 +691,12 @@ def own_device(info: ClassInfo) -> Optional[str]:
     than through `.to()`."""
     for owner in (info, *info.ancestors()):
         for a in owner.assignments:
-            if a.attr in _DEVICE_ATTRS and a.method.name.value in init_time_methods(owner):
+            if a.attr in DEVICE_ATTRS and a.method.name.value in init_time_methods(owner):
                 return f"{owner.name} keeps its own `self.{a.attr}` and places its tensors there"
     return None
 
 
-_DEVICE_ATTRS = frozenset(("device", "_device"))
+DEVICE_ATTRS = frozenset(("device", "_device"))
 
 
 def given_device(info: ClassInfo) -> Optional[str]:

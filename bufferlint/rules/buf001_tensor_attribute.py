@@ -53,7 +53,8 @@ class TensorAttribute(Rule):
     a table built once on first use with the device of the module's own tensors
     (`if self.idx is None: self.idx = torch.tensor(..., device=self.codes.device)`),
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
-    a base in any file, a `self.device` or `self._device` they keep, a project that sets its
+    a base in any file, a `self.device` or `self._device` they keep, or a base in another file keeps
+    (unless a method moves the tensor again or it asks for gradients), a project that sets its
     default device), tensors a holding module moves along in its own `_apply()` (YOLO's
     `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
     file that imports it), tensors built only after construction by a method the project calls

@@ -9,6 +9,7 @@ import libcst as cst
 from bufferlint.analysis.attributes import class_attributes, file_family
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
+from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.intent import init_time_methods, moved_by_override
@@ -45,8 +46,10 @@ class TensorContainerAttribute(Rule):
     Literals and comprehensions whose elements (dict: values) are tensors, `list(...)`/`tuple(...)`
     of those, the tuples of `torch.split`/`chunk`/`unbind`/`meshgrid`, locals bound to any of
     these, and empty literals filled with `.append(t)`/`[k] = t` in the same method. A list of
-    strings, numbers, shapes or submodules is not reported, nor is a container that an `_apply`
-    or `to` override moves itself (of the class, a base, or a class of the file owning it).
+    strings, numbers, shapes or submodules is not reported, nor is one whose tensors are all empty
+    placeholders (`(False, {"prev": torch.tensor([])})`, filled by a later call), nor a container
+    that an `_apply` or `to` override moves itself (of the class, a base, or a class of the file
+    owning it).
 
     ## Fix safety
     No fix: every reader of the attribute would change with it.
@@ -68,6 +71,8 @@ class TensorContainerAttribute(Rule):
                     continue
                 if not may_hold_tensors(assignment.value):
                     continue  # most attributes: no need to walk the method
+                if _only_empty_tensors(analysis, assignment.value):
+                    continue  # `(False, {"prev_g": torch.tensor([])})`: a placeholder a later call fills
                 if moved_by_override(info, assignment.attr, family) is not None:
                     continue  # an `_apply`/`to` override moves the container's tensors itself
                 walk = walks.get(id(assignment.method))
@@ -97,6 +102,14 @@ def _rebuilt_after_construction(info: ClassInfo, attr: str) -> bool:
                 if isinstance(inner.value.value, cst.Name) and inner.value.value.value == me and inner.value.attr.value == attr:
                     return True
     return False
+
+
+def _only_empty_tensors(analysis: FileAnalysis, value: cst.BaseExpression) -> bool:
+    """Every torch call in the container builds an empty tensor (`torch.tensor([])`,
+    `torch.empty(0)`): placeholders, with nothing to move."""
+    qualify = analysis.inference.qualify
+    calls = [c for c in nodes_of(value, cst.Call) if (qualify(c.func) or "").startswith("torch.")]
+    return bool(calls) and all(static_numel(c, qualify) == 0 for c in calls)
 
 
 def _in_init_first(info: ClassInfo) -> list[AttrAssignment]:
