@@ -358,9 +358,20 @@ FRESH19 = _repositories("""
     jurgisp/pydreamer jdb78/pytorch-forecasting benedekrozemberczki/pytorch_geometric_temporal visionml/pytracking
     Project-MONAI/research-contributions traveller59/second.pytorch sp-uhh/sgmse mit-han-lab/spvnas
 """)
+# Round 20 (fetched 2026-11-26, blind for the code after round 19's fixes).
+FRESH20 = _repositories("""
+    D-X-Y/AutoDL-Projects yhygao/CBIM-Medical-Image-Segmentation RUCAIBox/CRSLab tianweiy/CenterPoint
+    DSE-MSU/DeepRobust AI4Finance-Foundation/ElegantRL xmu-xiaoma666/External-Attention-pytorch
+    POSTECH-CVLab/PyTorch-StudioGAN HiLab-git/SSL4MIS microsoft/Semi-supervised-learning
+    thuml/Transfer-Learning-Library openvinotoolkit/anomalib IntelLabs/bayesian-torch chemprop/chemprop
+    THUDM/cogdl awslabs/dgl-lifesci fla-org/flash-linear-attention learnables/learn2learn aimagelab/mammoth
+    GuyTevet/motion-diffusion-model Nixtla/neuralforecast neuraloperator/neuraloperator
+    nii-yamagishilab/project-NN-Pytorch-scripts kuangliu/pytorch-cifar KevinMusgrave/pytorch-metric-learning
+    manujosephv/pytorch_tabular rail-berkeley/rlkit vturrisi/solo-learn clovaai/voxceleb_trainer NX-AI/xlstm
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
-    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19,
+    "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
 }
 
 

@@ -557,3 +557,68 @@ def test_a_base_of_another_file_that_keeps_its_own_device(tmp_path: Path, capsys
     # Without the base's file nothing says so: the table placed at construction is reported too.
     alone = _findings(capsys, root / "pkg" / "models.py", "--module-bases", "pkg.base.BaseModel")
     assert [(f["location"]["row"], f["code"]) for f in alone] == [(10, "BUF001"), (11, "BUF001"), (22, "BUF001"), (25, "BUF002")]
+
+
+@pytest.mark.parametrize(
+    ("files", "linted"),
+    [
+        # namespace folders: `ldm/` and `ldm/models/` have no __init__.py, so the base's module
+        # name is `diffusion.base`, while the import spells `ldm.models.diffusion.base`
+        ({"ldm/models/diffusion/__init__.py": "", "ldm/models/diffusion/base.py": "BASE",
+          "ldm/models/diffusion/model.py": "MODEL:ldm.models.diffusion.base"}, "ldm"),
+        # the repository's own folder is a package (`proj.models.base`), its scripts import from inside it
+        ({"proj/__init__.py": "", "proj/models/__init__.py": "", "proj/models/base.py": "BASE",
+          "proj/models/model.py": "MODEL:models.base"}, "proj"),
+    ],
+    ids=["namespace-folders", "package-root-imported-from-inside"],
+)
+def test_a_base_whose_import_path_and_module_name_differ_by_leading_folders(
+    files: dict[str, str], linted: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The base is found by the rest of the path, so its assignment of the name declines the fix
+    (KeyError) instead of an unsafe fix that would break the constructor."""
+    base = MODEL_HEAD + "\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.scale = torch.zeros(3)\n"
+    texts = {name: base if text == "BASE" else MODEL.replace("pkg.base", text[len("MODEL:"):]) if text else "" for name, text in files.items()}
+    root = _project(tmp_path / "layout", texts)
+    model = [f for f in _findings(capsys, root / linted) if f["filename"].endswith("model.py")]
+    assert _summary(model) == [("model.py", 10, "BUF001", "none")]
+    assert "also sets `scale`, so register_buffer would raise KeyError" in model[0]["message"]
+
+
+REGISTERING_BASE = MODEL_HEAD + (
+    "\n\nclass OptimModule(nn.Module):\n"
+    "    def register(self, name, tensor, lr=None):\n"
+    "        if lr == 0.0:\n"
+    "            self.register_buffer(name, tensor)\n"
+    "        else:\n"
+    "            self.register_parameter(name, nn.Parameter(tensor))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("registration", "expected"),
+    [
+        # the helper registers only `kernel`: `smooth` stays a plain tensor, moved per call (the
+        # fix stays unsafe: what a helper setting computed names sets first is not proved)
+        ('self.register("kernel", torch.randn(3), lr=0.0)', [("kernel.py", 11, "BUF001", "unsafe"), ("kernel.py", 14, "BUF002", "unsafe")]),
+        # a computed name may be `smooth`: nothing is claimed about it
+        ('self.register(self.key, torch.randn(3), lr=0.0)', []),
+    ],
+    ids=["literal-name", "computed-name"],
+)
+def test_a_base_helper_that_registers_the_names_it_is_given(
+    registration: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = MODEL_HEAD + (
+        "from pkg.optim import OptimModule\n\n\n"
+        "class Kernel(OptimModule):\n"
+        "    def __init__(self, key='kernel'):\n"
+        "        super().__init__()\n"
+        "        self.key = key\n"
+        f"        {registration}\n"
+        "        self.smooth = torch.ones(3) / 3\n\n"
+        "    def forward(self, x):\n"
+        "        return x * self.kernel * self.smooth.to(x.device)\n"
+    )
+    root = _project(tmp_path / "reg", {"pkg/__init__.py": "", "pkg/optim.py": REGISTERING_BASE, "pkg/kernel.py": kernel})
+    assert _summary(_findings(capsys, root / "pkg")) == expected

@@ -23,7 +23,7 @@ from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, body_statements, child_suites
+from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.never_given import given_parameters, never_given
@@ -108,10 +108,31 @@ class ClassAttributes:
                 return f"`{attr}` is a property of {ancestor.name}: assigning it runs the setter"
             if ancestor.registers_unnamed:
                 return f"{ancestor.name} registers buffers under computed names, which may include `{attr}`"
+            helper = self._registered_through(attr, ancestor.registers_via)
+            if helper is not None:
+                return f"{ancestor.name}.{helper}() registers buffers under the names it is given, which may include `{attr}`"
         lineage = self.analysis.lineage(self.info)
         for name, facts in lineage.ancestors if lineage is not None else ():
             if facts.registers_unnamed:
                 return f"base class {name} registers buffers under computed names, which may include `{attr}`"
+            helper = self._registered_through(attr, frozenset(facts.registers_via))
+            if helper is not None:
+                return f"base class {name}'s {helper}() registers buffers under the names it is given, which may include `{attr}`"
+        return None
+
+    def _registered_through(self, attr: str, helpers: frozenset[str]) -> Optional[str]:
+        """The registering helper that the class (or a same-file base) calls with `attr`, or with
+        a name it computes; one only called with other literal names registers only those."""
+        if not helpers:
+            return None
+        for owner in (self.info, *self.info.ancestors()):
+            for func in owner.methods.values():
+                for call in nodes_of(func.body, cst.Call):
+                    callee = call.func
+                    if isinstance(callee, cst.Attribute) and callee.attr.value in helpers and is_name(callee.value, self_name(func) or ""):
+                        named = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "name"), None)
+                        if named is None or not isinstance(named, cst.SimpleString) or named.evaluated_value == attr:
+                            return callee.attr.value
         return None
 
     def _project_reason(self, attr: str) -> Optional[str]:

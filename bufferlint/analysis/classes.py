@@ -56,6 +56,14 @@ class RegisterBufferCall:
     looped: Optional[tuple[str, ...]] = None
 
 
+def _names_a_parameter(call: RegisterBufferCall) -> bool:
+    """`self.register_buffer(name, ...)` with `name` a parameter of the method it sits in."""
+    args = call.call.args
+    params = call.method.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return bool(args) and isinstance(args[0].value, cst.Name) and args[0].value.value in names
+
+
 @dataclass
 class ClassInfo:
     node: cst.ClassDef
@@ -93,8 +101,14 @@ class ClassInfo:
 
     @property
     def registers_unnamed(self) -> bool:
-        """Registers buffers under names that neither a literal nor a looped-over list spells out."""
-        return any(c.name is None and c.looped is None for c in self.register_buffer_calls)
+        """Registers buffers under names that neither a literal nor a looped-over list spells out
+        (other than the name a registering helper is given: `registers_via`)."""
+        return any(c.name is None and c.looped is None and not _names_a_parameter(c) for c in self.register_buffer_calls)
+
+    @property
+    def registers_via(self) -> frozenset[str]:
+        """Methods that register a buffer under the name they are given (`def register(self, name, t)`)."""
+        return frozenset(c.method.name.value for c in self.register_buffer_calls if c.name is None and c.looped is None and _names_a_parameter(c))
 
     @property
     def parameters(self) -> set[str]:

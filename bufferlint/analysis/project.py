@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 import warnings
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
@@ -188,15 +188,42 @@ class ProjectIndex:
         self._propagate()
 
     def canonical(self, name: str) -> str:
-        """Follow re-exports (`pkg.Base` -> `pkg.base.Base`) to where a class is defined."""
+        """Follow re-exports (`pkg.Base` -> `pkg.base.Base`) to where a class is defined; an
+        import whose module path and the file's module name differ by leading folders is matched
+        by the rest (`_located`)."""
         for _ in range(_MAX_ALIAS_HOPS):
             if name in self.classes:
                 return name
             target = self._alias_target(name)
             if target is None or target == name:
-                return name
+                break
             name = target
-        return name
+        return self._located(name)
+
+    def _located(self, name: str) -> str:
+        """`name`, or the one class of the run that it names once leading folders are set aside:
+        - `ldm.models.diffusion.ddpm.DDPM` is `diffusion.ddpm.DDPM` when `ldm/` and `models/` have
+          no `__init__.py` (namespace folders: the module name starts below them);
+        - `models.utils.base.Model` is `repo.models.utils.base.Model` when the repository's own
+          folder has an `__init__.py` but its scripts import from inside it.
+        The module path must keep at least two parts, and the match must be the only one."""
+        if name in self.classes:
+            return name
+        module, _, short = name.rpartition(".")
+        candidates = self._by_short_name.get(short)
+        if not candidates or module.count(".") < 1:
+            return name  # most names an import spells are no class of the run: no walk
+        parts = module.split(".")
+        found = {f"{'.'.join(parts[start:])}.{short}" for start in range(1, len(parts) - 1)} & candidates
+        found |= {key for key in candidates if key.endswith(f".{name}")}
+        return found.pop() if len(found) == 1 else name
+
+    @cached_property
+    def _by_short_name(self) -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for key in self.classes:
+            index.setdefault(key.rpartition(".")[2], set()).add(key)
+        return index
 
     def _alias_target(self, name: str) -> Optional[str]:
         # `pkg.sub.Base` may be `pkg.sub` imported under an alias, then `.Base` on it.

@@ -89,19 +89,23 @@ class ClassFacts:
     walks_buffers: Optional[str] = None  # the method that iterates its buffers (`self.named_buffers()`)
     # attributes its move overrides assign on objects it holds (`self.detect.stride = fn(self.detect.stride)`)
     moves_held: tuple[str, ...] = ()
+    # methods that register a buffer under the name they are given (`def register(self, name, t)`):
+    # they register what their callers name, not names of their own
+    registers_via: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         return [
             self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful),
             self.moved, int(self.moves_all), self.holds, int(self.registers_unnamed), self.walks_buffers, self.moves_held,
+            self.registers_via,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "ClassFacts":
-        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks, held = data
+        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks, held, via = data
         return cls(
             tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful),
-            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks, tuple(held),
+            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks, tuple(held), tuple(via),
         )
 
     def moves(self, attr: str) -> bool:
@@ -255,6 +259,8 @@ class _ClassReader:
         self.dynamic = False
         self.stateful = False
         self.registers_unnamed = False
+        self.registers_via: set[str] = set()
+        self._method: tuple[str, frozenset[str]] = ("", frozenset())  # the method read now, its parameters
         self.name_lists = name_lists  # class attributes that are literal lists of strings
         self.loop_names: dict[str, tuple[str, ...]] = {}  # loop variables over such lists
 
@@ -262,6 +268,8 @@ class _ClassReader:
         me = _self_name(func)
         if me is None:
             return
+        params = frozenset(a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs))
+        self._method = (func.name, params - {me})
         for stmt in _statements(func.body):
             kind = type(stmt)
             if kind is ast.Assign:
@@ -340,6 +348,9 @@ class _ClassReader:
                 looped = self.loop_names.get(args[0].id) if args and type(args[0]) is ast.Name else None  # type: ignore[attr-defined]
                 if looped is not None and name.startswith("register_"):
                     self.registered.update(looped)
+                elif literal is None and name == "register_buffer" and args and type(args[0]) is ast.Name and args[0].id in self._method[1]:  # type: ignore[attr-defined]
+                    self.dynamic = True
+                    self.registers_via.add(self._method[0])  # registers the name its caller gives
                 elif literal is None:
                     self.dynamic = True
                     self.registers_unnamed = self.registers_unnamed or name == "register_buffer"
@@ -441,7 +452,7 @@ def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
     return ClassFacts(
         tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
         tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful, tuple(sorted(moved)), moves_all,
-        tuple(sorted(reader.holds)), reader.registers_unnamed, walks, tuple(sorted(held)),
+        tuple(sorted(reader.holds)), reader.registers_unnamed, walks, tuple(sorted(held)), tuple(sorted(reader.registers_via)),
     )
 
 

@@ -16,4 +16,4 @@ def torch_missing() -> str | None:
 
     if importlib.util.find_spec("torch") is not None:
         return None
-    return "torch is not installed in this environment: the verifier builds and runs your modules with it (pip install torch)"
+    return "torch is not installed in this environment: the verifier builds and runs your modules with it (install the torch your project uses in this environment)"
