@@ -35,3 +35,10 @@ ONE_FINDING = (
     "BUF001 [*] Tensor attribute `t` is not a registered buffer: .to()/.cuda() leave it behind, "
     "and forward() uses it with the input or the module's tensors"
 )
+
+# A plain tensor forward moves on every call: BUF001 (safe fix) and BUF002 on the same attribute.
+MOVED_EVERY_CALL = (
+    "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.lin = nn.Linear(3, 3)\n        self.t = torch.ones(3)\n\n"
+    "    def forward(self, x):\n        return self.lin(x) + self.t.to(x.device)\n"
+)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bufferlint.cli import main
-from tests.samples import MODEL
+from tests.samples import MODEL, MOVED_EVERY_CALL
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -375,11 +375,7 @@ def test_add_noqa_leaves_a_file_alone_when_a_finding_has_no_line_to_take_it(tmp_
 def test_fix_counts_what_check_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As ruff: `--fix` reports the findings a check reports, as fixed plus remaining. Registering
     `t` also settles the per-call move BUF002 reports (unfixable here, so no fix of its own)."""
-    pair = (
-        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.lin = nn.Linear(3, 3)\n        self.t = torch.ones(3)\n\n"
-        "    def forward(self, x):\n        return self.lin(x) + self.t.to(x.device)\n"
-    )
+    pair = MOVED_EVERY_CALL
     write(tmp_path / "m.py", pair)
     assert main(["--unfixable", "BUF002", "m.py"]) == 1
     assert "Found 2 errors." in capsys.readouterr().out

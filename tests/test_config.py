@@ -8,6 +8,7 @@ import pytest
 
 from bufferlint.cli import main
 from bufferlint.config import ConfigError, FileConfig, Overrides, build_settings, load_config
+from tests.samples import MOVED_EVERY_CALL
 
 MODEL = """\
 import torch
@@ -192,11 +193,7 @@ def test_each_file_uses_its_nearest_table_whatever_the_order(tmp_path: Path, cap
 def test_fixable_and_unfixable_choose_which_fixes_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """As ruff: an unfixable rule's findings are reported without `[*]` and --fix leaves them;
     `fixable` narrows the fixes to the rules it names; flags add to (or replace) the file's lists."""
-    pair = (
-        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.lin = nn.Linear(3, 3)\n        self.t = torch.ones(3)\n\n"
-        "    def forward(self, x):\n        return self.lin(x) + self.t.to(x.device)\n"
-    )
+    pair = MOVED_EVERY_CALL
     project(tmp_path, 'unfixable = ["BUF002"]', {"m.py": pair})
     assert main(["m.py"]) == 1
     out = capsys.readouterr().out

@@ -541,7 +541,14 @@ DEVICE_MODELS = MODEL_HEAD + (
     "        self.weight = nn.Parameter(torch.randn(n, n))\n"
     "        self.order = torch.arange(n).flip(0)\n\n"
     "    def forward(self, x):\n"
-    "        return (x @ self.weight)[:, self.order.to(self.device)]\n"
+    "        return (x @ self.weight)[:, self.order.to(self.device)]\n\n\n"
+    "class Weighted(BaseModel):\n"
+    "    def __init__(self, n, weights: torch.Tensor):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(n, n)\n"
+    "        self.weights = weights\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) * self.weights\n"
 )
 
 
@@ -549,14 +556,15 @@ def test_a_base_of_another_file_that_keeps_its_own_device(tmp_path: Path, capsys
     """A model whose base (in another file) keeps `self.device`, moves itself there and builds
     its tables there: the class places its tensors itself (no finding), as with a `self.device`
     of its own. A table it copies to that device on every call is still reported, and so is a
-    tensor that asks for gradients (placed there, but never trained: it is no Parameter)."""
+    tensor that asks for gradients (placed there, but never trained: it is no Parameter), and one
+    stored as the caller handed it in (the design never placed it)."""
     root = _project(tmp_path / "dev", {"pkg/__init__.py": "", "pkg/base.py": DEVICE_BASE, "pkg/models.py": DEVICE_MODELS})
     assert [(name, row, code) for name, row, code, _ in _summary(_findings(capsys, root / "pkg"))] == [
-        ("models.py", 11, "BUF001"), ("models.py", 22, "BUF001"), ("models.py", 25, "BUF002"),
+        ("models.py", 11, "BUF001"), ("models.py", 22, "BUF001"), ("models.py", 25, "BUF002"), ("models.py", 32, "BUF001"),
     ]
     # Without the base's file nothing says so: the table placed at construction is reported too.
     alone = _findings(capsys, root / "pkg" / "models.py", "--module-bases", "pkg.base.BaseModel")
-    assert [(f["location"]["row"], f["code"]) for f in alone] == [(10, "BUF001"), (11, "BUF001"), (22, "BUF001"), (25, "BUF002")]
+    assert [(f["location"]["row"], f["code"]) for f in alone] == [(10, "BUF001"), (11, "BUF001"), (22, "BUF001"), (25, "BUF002"), (32, "BUF001")]
 
 
 @pytest.mark.parametrize(

@@ -157,17 +157,29 @@ class ClassAttributes:
 
     def _device_keeper(self, attr: str) -> Optional[str]:
         """A base class in another file keeps `self.device` (a recommender's `BaseModel` that
-        moves itself and every batch there): the same design as `intent.own_device`, one file away.
+        moves itself and every batch there) and the class builds the tensor there: the same design
+        as `intent.own_device`, one file away.
         A tensor that a method moves after construction, even to `self.device`, is copied per call:
         still a finding; so is one built with `requires_grad=True` (placed, but never trained: the
         design places tensors, it does not register them)."""
         lineage = self.analysis.lineage(self.info)
-        if lineage is None or moved_later(self.info, attr) or self._trainable(attr):
+        if lineage is None or moved_later(self.info, attr) or self._trainable(attr) or not self._built_on_own_device(attr):
             return None
         for name, facts in lineage.ancestors:
             if DEVICE_ATTRS & set(facts.binds):
                 return f"base class {name} keeps its own `self.device`, and the class places its tensors there"
         return None
+
+    def _built_on_own_device(self, attr: str) -> bool:
+        """The tensor is built by the module, where the design puts it: its first value names
+        `self.device` (`.to(self.device)`, `device=self.device`) or is computed from the module's
+        own state (`torch.cumprod(1 - self.betas, 0)`), not stored as a caller handed it in."""
+        tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
+        if not tensors:
+            return False
+        first = min(tensors, key=lambda a: not a.in_init)
+        me = first.scope.self_name or ""
+        return any(isinstance(n, cst.Attribute) and is_name(n.value, me) and n.attr.value != attr for n in nodes_of(first.value, cst.Attribute))  # type: ignore[arg-type]
 
     def _trainable(self, attr: str) -> bool:
         """A value of `self.<attr>` asks for gradients (`torch.randn(..., requires_grad=True)`)."""

@@ -54,7 +54,8 @@ class TensorAttribute(Rule):
     (`if self.idx is None: self.idx = torch.tensor(..., device=self.codes.device)`),
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
     a base in any file, a `self.device` or `self._device` they keep, or a base in another file keeps
-    (unless a method moves the tensor again or it asks for gradients), a project that sets its
+    for tensors the class builds there from its own state, never one stored as a caller gave it,
+    moved again by a method, or asking for gradients), a project that sets its
     default device), tensors a holding module moves along in its own `_apply()` (YOLO's
     `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
     file that imports it), tensors built only after construction by a method the project calls
