@@ -19,7 +19,7 @@ from bufferlint.discovery import Candidate, discover
 from bufferlint.file_configs import FileConfigs
 from bufferlint.filters import FileFilter
 from bufferlint.lint import PARSE_ERROR_CODE, FileResult, InternalError, check_bytes, fix_bytes
-from bufferlint.model import Finding
+from bufferlint.model import Finding, without_fixes
 from bufferlint.notebook import is_notebook, process_notebook
 from bufferlint.output import FORMATS, formatter
 from bufferlint.output import fixes_report, statistics
@@ -298,7 +298,7 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
         if args.verify and not is_notebook(file.filename) and not _verified(args, file, original):
             outcome.errors += 1
             outcome.fixed_by_file.pop(file.filename, None)
-            outcome.findings.extend(_without_fixes(check_bytes(original, file.filename, settings).findings))
+            outcome.findings.extend(without_fixes(check_bytes(original, file.filename, settings).findings))
             return
     outcome.findings.extend(file.findings)
     outcome.fixed += file.fixed
@@ -307,12 +307,9 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
 
 def _add_noqa(outcome: Outcome) -> int:
     """Suppress every finding of the run where it is; exit 0 unless a file could not be done."""
-    by_file: dict[str, list[Finding]] = {}
-    for finding in outcome.findings:
-        if finding.code != PARSE_ERROR_CODE and not is_notebook(finding.filename):
-            by_file.setdefault(finding.filename, []).append(finding)
+    files = dict.fromkeys(f.filename for f in outcome.findings if f.code != PARSE_ERROR_CODE and not is_notebook(f.filename))
     added, failed = 0, outcome.errors
-    for filename, found in by_file.items():
+    for filename in files:
         problem = _add_noqa_to(filename, outcome.settings_by_file[filename])
         if isinstance(problem, int):
             added += problem
@@ -347,13 +344,6 @@ def _add_noqa_to(filename: str, settings: Settings) -> "int | str":
     except WriteError as error:
         return str(error)
     return result.directives
-
-
-def _without_fixes(findings: list[Finding]) -> list[Finding]:
-    """Findings whose fix this run refused (reverted, or not written): not offered as fixable again."""
-    for finding in findings:
-        finding.fix = None
-    return findings
 
 
 def _verified(args: argparse.Namespace, file: FileResult, original: bytes) -> bool:

@@ -1,8 +1,9 @@
 """Effective settings: which rules run, and how fixes behave; `[tool.bufferlint]` loading.
 
-The configuration is the `[tool.bufferlint]` table of the nearest `pyproject.toml` up from the
-first path (or the file given with `--config`); command-line flags override it. Patterns in
-`exclude`, `extend-exclude` and `per-file-ignores` are relative to that file's folder.
+A file's configuration is the `[tool.bufferlint]` table of the nearest `pyproject.toml` that has
+one, in its folder or above (or the file given with `--config`); `file_configs.py` resolves it
+per file. Command-line flags override it. Patterns in `exclude`, `extend-exclude` and
+`per-file-ignores` are relative to that file's folder.
 """
 
 from __future__ import annotations
@@ -165,13 +166,6 @@ def _has_table(path: Path) -> bool:
         return "bufferlint" in text  # ours but broken: reading it names the error
 
 
-def load_config(explicit: Optional[str], first_path: Optional[str]) -> FileConfig:
-    """`--config FILE` when given, else the configuration of `first_path` (or of the working folder)."""
-    if explicit is not None:
-        return load_explicit(explicit)
-    return config_at(start_folder(first_path) if first_path and first_path != "-" else Path.cwd())
-
-
 def load_explicit(explicit: str) -> FileConfig:
     path = Path(explicit)
     if not path.is_file():
@@ -183,15 +177,6 @@ def config_at(start: Path) -> FileConfig:
     """The configuration that applies at `start`: the nearest table, else the defaults."""
     found = find_config(start)
     return FileConfig(None, Path.cwd()) if found is None else read_config(found, explicit=False)
-
-
-def start_folder(first_path: str) -> Path:
-    """Where the search for pyproject.toml starts; a path that cannot be resolved (a symlink loop)
-    starts from where it is written: reading it is reported as BUF999 like any unreadable file."""
-    try:
-        return Path(first_path).resolve()
-    except (OSError, RuntimeError):  # RuntimeError: "Symlink loop" before Python 3.13
-        return Path(os.path.abspath(first_path))
 
 
 def read_config(path: Path, explicit: bool) -> FileConfig:
@@ -273,8 +258,9 @@ def build_settings(config: FileConfig, flags: Overrides) -> Settings:
         fixable=flags.fixable if flags.fixable is not None else (None if config.get("fixable") is None else tuple(config.get("fixable"))),
         unfixable=_list(config, "unfixable") + flags.unfixable,
     )
+    # unknown selectors on the command line fail here, before any file is read
     settings.enabled_rules()
-    settings.fix_allowed("")  # unknown selectors on the command line fail here, before any file is read
+    settings.fix_allowed("")
     return settings
 
 

@@ -25,26 +25,31 @@ MakeFilter = Callable[[FileConfig, Settings], FileFilter]
 class FileConfigs:
     def __init__(self, explicit: Optional[str], flags: Overrides, make_filter: MakeFilter) -> None:
         self._flags, self._make_filter = flags, make_filter
-        self._explicit_config = None if explicit is None else load_explicit(explicit)
-        self._explicit = None if self._explicit_config is None else self._prepared(self._explicit_config)
-        self._by_folder: dict[Path, tuple[Settings, FileFilter]] = {}
-        self._by_config: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
+        self._explicit = None if explicit is None else load_explicit(explicit)
+        self._by_folder: dict[Path, FileConfig] = {}
+        self._prepared: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
 
-    def at(self, path: str) -> tuple[Settings, FileFilter]:
-        """The settings and file filter of the configuration that applies to `path`."""
+    def config_of(self, path: str) -> FileConfig:
+        """The configuration that applies to `path`, read once per folder."""
         if self._explicit is not None:
             return self._explicit
         # the path as written, not resolved: a link is configured where it sits, and a loop is
         # reported when it is read (BUF999), not here
         start = Path(os.path.abspath(path)) if path != "-" else Path.cwd()
         folder = start if start.is_dir() else start.parent
-        found = self._by_folder.get(folder)
+        config = self._by_folder.get(folder)
+        if config is None:
+            config = self._by_folder[folder] = config_at(folder)
+        return config
+
+    def at(self, path: str) -> tuple[Settings, FileFilter]:
+        """The settings and file filter of the configuration that applies to `path`, built once
+        per configuration file."""
+        config = self.config_of(path)
+        found = self._prepared.get(config.path)
         if found is None:
-            config = config_at(folder)
-            found = self._by_config.get(config.path)
-            if found is None:
-                found = self._by_config[config.path] = self._prepared(config)
-            self._by_folder[folder] = found
+            settings = build_settings(config, self._flags)
+            found = self._prepared[config.path] = settings, self._make_filter(config, settings)
         return found
 
     def keep(self, candidate: Candidate) -> bool:
@@ -55,14 +60,10 @@ class FileConfigs:
         settings, file_filter = self.at(path)
         return file_filter.settings_for(path, settings)
 
-    def _prepared(self, config: FileConfig) -> tuple[Settings, FileFilter]:
-        settings = build_settings(config, self._flags)
-        return settings, self._make_filter(config, settings)
-
     def describe(self, path: str) -> str:
         """`--show-settings`: the configuration file that applies to `path` and what it resolves to."""
         settings, file_filter = self.at(path)
-        config = self._config_of(path)
+        config = self.config_of(path)
         lines = [
             f"Path: {path}",
             f"Configuration: {config.path if config.path is not None else 'none (defaults)'}",
@@ -80,9 +81,3 @@ class FileConfigs:
             f"ignore for this path: {list(file_filter.settings_for(path, settings).ignore)}",
         ]
         return "".join(line + "\n" for line in lines)
-
-    def _config_of(self, path: str) -> FileConfig:
-        if self._explicit_config is not None:
-            return self._explicit_config
-        start = Path(os.path.abspath(path))
-        return config_at(start if start.is_dir() else start.parent)

@@ -24,7 +24,7 @@ from bufferlint import prechecked, prefilter
 from bufferlint.config import Settings
 from bufferlint.fixes.apply import EditApplier, apply_fixes, compatible_fixes
 from bufferlint.fixes.dead_locals import orphaned_local_edits
-from bufferlint.model import Finding, Fix, Position, Replace
+from bufferlint.model import Finding, Fix, Position, Replace, without_fixes
 from bufferlint.noqa import NoqaMap
 from bufferlint.prechecked import CheckedFile
 from bufferlint.source import TOO_DEEP, SourceError, check_syntax, first_difference_row, parse, splice_untouched
@@ -45,7 +45,7 @@ class FileResult:
     fixed: int = 0
     new_data: Optional[Source] = None  # set when fixing changed the file (same type as the input)
     fix_error: Optional[str] = None
-    read_digest: Optional[str] = None  # with new_data: what the fix was computed from (source.digest)
+    read_digest: Optional[bytes] = None  # with new_data: what the fix was computed from (source.digest)
 
 
 class InternalError(Exception):
@@ -247,8 +247,7 @@ def _fix(data: Source, filename: str, settings: Settings) -> FileResult:
 def _unfixed(data: Source, filename: str, settings: Settings, reason: str) -> FileResult:
     result = _check(data, filename, settings)
     result.fix_error = f"{reason}; file left unchanged"
-    for finding in result.findings:
-        finding.fix = None  # --fix just refused it: the summary must not offer it again
+    without_fixes(result.findings)  # --fix just refused it: the summary must not offer it again
     return result
 
 

@@ -92,3 +92,11 @@ class Finding:
             "fix": fix,
             "url": self.url,
         }
+
+
+def without_fixes(findings: list[Finding]) -> list[Finding]:
+    """The findings with their fixes dropped: a fix `--fix` refused or `--verify` reverted is
+    not offered again as fixable."""
+    for finding in findings:
+        finding.fix = None
+    return findings

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional, Union
 
 from bufferlint import prefilter
 from bufferlint.pruning import Pruned, TopDefinition, pruned, top_definitions
+from bufferlint.source import digest
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,6 @@ Registry = dict[bytes, CheckedFile]
 
 # The registry in effect for this process (set around a run; forked workers inherit it).
 _current: Optional[Registry] = None
-
-
-def digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Optional[CheckedFile]:

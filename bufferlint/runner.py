@@ -160,14 +160,15 @@ def process_path(path: str, settings: "Settings", options: RunOptions, cache: "O
         data = read_bytes(path)
     except SourceError as error:
         return FileResult(path, [error_finding(path, error)])
-    if is_notebook(path):  # findings carry their cell, which cached findings do not keep: not cached
+    notebook = is_notebook(path)
+    if notebook:
         result = process_notebook(data, path, settings, fix=options.fix)
     else:
         result = fix_bytes(data, path, settings) if options.fix else check_bytes(data, path, settings)
         result.findings = [portable(f) for f in result.findings]
     if result.new_data is not None:  # written only if the file still holds this when the run ends
         result.read_digest = digest(data)
-    if is_notebook(path):
+    if notebook:  # findings carry their cell, which cached findings do not keep: not cached
         return result
     # A fix run that changed nothing and failed nothing found exactly what a check finds.
     if cache is not None and result.new_data is None and result.fix_error is None:

@@ -316,9 +316,10 @@ def first_difference_row(a: S, b: S) -> int:
 # --- writing ---
 
 
-def digest(data: bytes) -> str:
-    """What a file held when it was read: compared again before a fix replaces it."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+def digest(data: bytes) -> bytes:
+    """What a file holds, in 16 bytes: the key of what the project scan learnt about it
+    (prechecked.py), and compared again before a fix replaces the file."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def write_atomic(path: str, data: bytes) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bufferlint.cli import main
-from bufferlint.config import ConfigError, FileConfig, Overrides, build_settings, load_config
+from bufferlint.config import ConfigError, FileConfig, Overrides, build_settings, config_at
 from tests.samples import MOVED_EVERY_CALL
 
 MODEL = """\
@@ -156,7 +156,7 @@ def test_bad_configuration_exits_2_naming_the_problem(tmp_path: Path, capsys: py
 
 def test_verify_table_is_not_an_unknown_key(tmp_path: Path) -> None:
     project(tmp_path, '[tool.bufferlint.verify."m:M"]\nkwargs = { n = 3 }', {"m.py": MODEL})
-    config = load_config(None, "m.py")
+    config = config_at(Path("m.py").resolve().parent)
     assert config.path == tmp_path / "pyproject.toml"
 
 

@@ -304,7 +304,8 @@ class ProjectScan:
 
 def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> ProjectScan:
     """Index every file of the run (one `ast` parse each, or a cache hit), then propagate."""
-    from bufferlint.prechecked import digest, examine
+    from bufferlint.prechecked import examine
+    from bufferlint.source import digest
 
     cache = IndexCache.load(cache_dir) if cache_dir is not None else None
     extra_bases = tuple(extra_bases)
