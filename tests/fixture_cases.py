@@ -15,6 +15,7 @@ Layout of one case `fixtures/<group>/<name>.py`:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -59,8 +60,10 @@ class Case:
         values = json.loads(match.group("json")) if match else {}
         fields = {k.replace("-", "_"): tuple(v) if isinstance(v, list) else v for k, v in values.items()}
         if fields.pop("project_scan", False):
-            # What a run over this one file knows about its project (the CLI's pre-pass).
-            scan = scan_project([str(self.path)])
+            # What a run over this one file knows about its project (the CLI's pre-pass), run from
+            # the repository root so that the sites messages name are the same on every checkout.
+            with contextlib.chdir(ROOT.parent):
+                scan = scan_project([str(self.path.relative_to(ROOT.parent))])
             fields["project"] = scan.facts
             fields["module_bases"] = tuple(fields.get("module_bases", ())) + scan.bases
         return Settings(**{**fields, "unsafe_fixes": unsafe})

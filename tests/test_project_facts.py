@@ -192,6 +192,27 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
 
 
 @pytest.mark.parametrize(
+    ("script", "site"),
+    [
+        ("import torch\n\n\ndef widen(model, p):\n    kept = model.adapter.gate\n    model.adapter.gate = p\n    return kept\n", "train.py:6"),
+        ("class Other:\n    def __init__(self):\n        self.gate = 1\n", None),  # its own attribute
+        ("def show(model):\n    print(model.adapter.gate == 0)\n", None),  # a comparison sets nothing
+    ],
+    ids=["swapped-by-a-script", "own-attribute-of-another-class", "compared"],
+)
+def test_a_frozen_parameter_set_from_outside_has_no_fix(
+    script: str, site: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Code that assigns the name on the module from outside may put an nn.Parameter there (the
+    buffer turns back into a parameter) and then a tensor (TypeError)."""
+    root = _project(tmp_path / "p4o", {"adapter.py": FROZEN, "train.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == [("adapter.py", 9, "BUF008", "unsafe" if site is None else "none")]
+    if site is not None:
+        assert f"no fix: `gate` is set on an object from outside its class ({root / site})" in findings[0]["message"]
+
+
+@pytest.mark.parametrize(
     "script",
     [
         "import torch\n\n\ndef on_meta(x):\n    return x.device == torch.device('meta')\n",

@@ -221,6 +221,20 @@ def test_registering_a_grid_a_stateless_helper_hands_out_moves_it_with_the_holde
     assert fixed.helper.verts.device.type == "meta"
 
 
+def test_a_frozen_parameter_swapped_from_outside_breaks_as_a_buffer(tmp_path: Path) -> None:
+    """BUF008's rewrite of `QuantileLoss.levels`, which `Forecaster.sample` swaps for another
+    Parameter and restores: as a buffer, the swap makes it a parameter and the restore raises."""
+    text = _source("swapped_from_outside.py")
+    line = "        self.levels = nn.Parameter(torch.tensor(levels), requires_grad=False)"
+    naive = _naive(text, line, '        self.register_buffer("levels", torch.tensor(levels))', tmp_path)
+    x = torch.randn(4, 3)
+    original = load_text(text, tmp_path).Forecaster()
+    assert original(x).shape == (4, 3, 3)
+    assert [name for name, _ in original.loss.named_parameters()] == ["levels"]
+    with pytest.raises(TypeError, match="cannot assign"):
+        naive.Forecaster()(x)
+
+
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.nn.utils.weight_norm, deprecated but still used
 def test_every_tensor_name_torch_nn_layers_own_is_held_back() -> None:
     """hazards.py declines a buffer named like a tensor a torch.nn layer owns (registering it on a

@@ -69,6 +69,12 @@ _PICKLE_WORDS = (b"dill", b"copy_params_and_buffers", b"persistent_class", b"loa
 _PICKLES = re.compile(rb"\bdill\.loads?\(|\bcopy_params_and_buffers\b|\bpersistent_class\b|\bload_network_pkl\(")
 # A `with` whose context is a device: `with torch.device(d):`, `with self._device:`.
 _DEVICE_CONTEXT = re.compile(rb"\bwith\b[^\n:]*device")
+# `<object>.<name> = ...` at the start of a line: an attribute set on some object from outside it
+# (`self.model.loss.quantiles = q`, `m.weight = w`; `self.<name> =` is the object's own). Tuple
+# targets and chained assignments are not read.
+_SET_FROM_OUTSIDE = re.compile(
+    rb"(?m)^[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*)\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
+)
 _COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
@@ -134,24 +140,26 @@ class FileFacts:
     # methods it calls on an object inside `with torch.device(...)`, with the line of the first call
     device_context_calls: tuple[tuple[str, int], ...] = ()
     exports: Optional[tuple[str, ...]] = None  # a literal top-level `__all__`: what `from m import *` takes
+    set_outside: tuple[tuple[str, int], ...] = ()  # `<object>.<name> = ...` (not `self.<name>`): name, first line
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
-            self.device_context_calls, self.exports,
+            self.device_context_calls, self.exports, self.set_outside,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls, exports) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
             tuple(functions), tuple(complex_functions), tuple(imports), pickles, tuple(reaches),
             tuple((name, line) for name, line in device_calls), None if exports is None else tuple(exports),
+            tuple((name, line) for name, line in set_outside),
         )
 
 
@@ -189,9 +197,22 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     )
     if b"__all__" in source:
         facts.exports = _exports(tree)
+    facts.set_outside = _set_from_outside(source)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
+
+
+def _set_from_outside(source: bytes) -> tuple[tuple[str, int], ...]:
+    """Attribute names the file sets on objects other than `self`/`cls`, each with its first line."""
+    first: dict[str, int] = {}
+    for match in _SET_FROM_OUTSIDE.finditer(source):
+        if match.group(1) in (b"self", b"cls"):
+            continue
+        name = match.group(2).decode("ascii")
+        if name not in first:
+            first[name] = _line_of(source, match.start(2))
+    return tuple(first.items())
 
 
 def _device_context_calls(tree: ast.Module) -> tuple[tuple[str, int], ...]:
@@ -791,6 +812,7 @@ class ProjectFacts:
         self.held_moves = sorted(held_moves)
         self.device_context_calls: dict[str, str] = {}  # method -> `path:line` of a call under `with torch.device(...)`
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
+        self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -817,6 +839,8 @@ class ProjectFacts:
         self.imported.update(facts.imports)
         for method, line in facts.device_context_calls:
             self.device_context_calls.setdefault(method, f"{path}:{line}")
+        for name, line in facts.set_outside:
+            self.set_outside.setdefault(name, f"{path}:{line}")
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
@@ -843,6 +867,7 @@ class ProjectFacts:
                 [(owner, attrs, sorted(reaches)) for owner, attrs, reaches in self.held_moves],
                 sorted(self.device_context_calls.items()),
                 sorted(self.exports.items()),
+                sorted(self.set_outside.items()),
             ],
             separators=(",", ":"),
         )

@@ -97,6 +97,10 @@ class FrozenParameterRule(Rule):
        to prove either way (the message names the file and says so).
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
        reach this one, and then it was trained.
+    8. No file of the run sets the name on an object from outside it (`model.loss.mean = p`, a line
+       that starts `<object>.mean =`, the object not being `self`): an `nn.Parameter` assigned there
+       turns the buffer back into a parameter, and a tensor assigned there after that raises
+       `TypeError`, where the original code kept one parameter throughout.
     """
 
     code = "BUF008"
@@ -183,6 +187,12 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     handed = handed_over(info, attr, analysis)
     if handed is not None:
         return f"`{attr}` is handed to `{handed}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
+    outside = analysis.project.set_outside.get(attr)
+    if outside is not None:
+        return (
+            f"`{attr}` is set on an object from outside its class ({outside}), and that this code behaves the same "
+            "on a buffer is not proved: an nn.Parameter assigned there turns the buffer back into a parameter"
+        )
     bookkeeping = own_bookkeeping(info, analysis)
     if bookkeeping is not None:
         return bookkeeping
