@@ -221,6 +221,36 @@ def test_registering_a_grid_a_stateless_helper_hands_out_moves_it_with_the_holde
     assert fixed.helper.verts.device.type == "meta"
 
 
+def test_registering_what_an_in_place_initialiser_returns_stops_a_parameter_training(tmp_path: Path) -> None:
+    """`nn.init.xavier_uniform_(nn.Parameter(...))` returns the Parameter: registered as a buffer,
+    it leaves parameters() (no optimizer trains it) and state_dict() (old checkpoints fail)."""
+    text = _source("in_place_init.py")
+    line = "        self.E = nn.init.xavier_uniform_(nn.Parameter(torch.zeros(n, k)))"
+    naive = _naive(text, line, _register(line), tmp_path).Projection(6, 3)
+    original = load_text(text, tmp_path).Projection(6, 3)
+    assert "E" in dict(original.named_parameters()) and "E" in original.state_dict()
+    assert "E" not in dict(naive.named_parameters()) and "E" not in naive.state_dict()
+    with pytest.raises(RuntimeError, match='Unexpected key'):
+        naive.load_state_dict(original.state_dict())
+
+
+def test_registering_one_of_two_tensors_an_in_place_update_joins_splits_their_devices(tmp_path: Path) -> None:
+    """`target` as a buffer follows the loss to another device while `multiplier` stays plain on
+    the CPU; `multiplier += step * (violation - target)`, given a float, then raises where the
+    original ran."""
+    text = _source("in_place_siblings.py")
+    line = "        self.target = torch.tensor([target, target])"
+    naive = _naive(text, line, _register(line), tmp_path).ConstrainedLoss(0.5).to("meta")
+    original = load_text(text, tmp_path).ConstrainedLoss(0.5).to("meta")
+    errors = {}
+    for name, model in (("original", original), ("naive", naive)):
+        with DeviceCheckMode(torch.device("meta")) as mode:  # CUDA's device rules, on the meta device
+            model.update(0.7)
+        errors[name] = [e.op for e in mode.errors]
+    assert errors["original"] == []  # the move took neither: both stay on the CPU
+    assert errors["naive"] != []
+
+
 def test_a_frozen_parameter_swapped_from_outside_breaks_as_a_buffer(tmp_path: Path) -> None:
     """BUF008's rewrite of `QuantileLoss.levels`, which `Forecaster.sample` swaps for another
     Parameter and restores: as a buffer, the swap makes it a parameter and the restore raises."""

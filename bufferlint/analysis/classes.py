@@ -254,6 +254,11 @@ class ClassCollector:
         if is_none(value):
             return ValueKind.NONE
         if isinstance(value, cst.Call):
+            returned = self._returned_argument(value)
+            if returned is not None:
+                kind = self.classify(returned, scope)
+                if kind in (ValueKind.PARAMETER, ValueKind.BUFFER):
+                    return kind
             qualified = self.inference.qualify(value.func)
             if qualified in torch_api.PARAMETER_CLASSES:
                 return ValueKind.PARAMETER
@@ -264,6 +269,19 @@ class ClassCollector:
         if self.inference.is_tensor(value, scope):
             return ValueKind.TENSOR
         return ValueKind.OTHER
+
+    def _returned_argument(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """What an in-place call hands back: `nn.init.xavier_uniform_(p)` returns `p`, and
+        `p.normal_()` returns `p`, so `self.E = nn.init.xavier_uniform_(nn.Parameter(...))` stores
+        the Parameter itself (a registered parameter, not a plain tensor)."""
+        func = call.func
+        qualified = self.inference.qualify(func)
+        if qualified is not None and qualified.startswith("torch.nn.init.") and qualified.endswith("_"):
+            first = call.args[0] if call.args else None
+            return first.value if first is not None and first.keyword is None and not first.star else None
+        if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_"):
+            return func.value  # a tensor method ending in `_` works in place and returns its receiver
+        return None
 
 
 REGISTRATIONS = ("register_buffer", "register_parameter")

@@ -41,7 +41,9 @@ from bufferlint.analysis.walk import is_name, nodes_of
 _DATA_ATTRS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
 # Methods that return the tensor somewhere else, or not as a tensor: the result carries nothing.
 _LEAVING_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "cuda", "to", "type_as"))
-_NON_TENSOR_BUILTINS = frozenset("len int float bool str isinstance print repr type id hasattr getattr".split())
+# (`list(t)`, `tuple(t)`: the elements of a table of sizes, 0-dim tensors CUDA accepts beside its own, or
+# host values for a helper that takes a list)
+_NON_TENSOR_BUILTINS = frozenset("len int float bool str isinstance print repr type id hasattr getattr list tuple".split())
 
 
 @dataclass(frozen=True)

@@ -39,14 +39,14 @@ from typing import Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines, top_statements
-from bufferlint.analysis.flow import iter_sites, self_name
+from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.init_order import prior_binding
 from bufferlint.analysis.intent import Family
 from bufferlint.analysis.names import dotted_name
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import is_name, iter_nodes, nodes_of
 
 # Attributes torch.nn layers own already, or that torch.nn.utils adds to them (weight_norm,
 # spectral_norm, pruning, fake quantization): registering a buffer of that name raises KeyError.
@@ -90,6 +90,7 @@ def buffer_hazards(
         _value_hazards(info, defining, hazards)
         _dtype_hazards(info, defining, context, hazards)
     _sharing_hazards(info, attr, context, hazards)
+    _in_place_hazards(info, attr, hazards)
     _walk_hazards(info, context, hazards)
     _project_hazards(context, hazards)
     return hazards
@@ -268,7 +269,58 @@ def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards:
     """Obligation 6, second half: another module keeps its own reference to the tensor."""
     handed = handed_over(info, attr, context.analysis)
     if handed is not None:
-        hazards.unsafe.append(f"`{attr}` is handed to `{handed}(...)`, which keeps its own reference and would not follow the buffer")
+        hazards.unsafe.append(f"`{attr}` is handed to `{handed.callee}(...)`, which keeps its own reference and would not follow the buffer")
+
+
+def _in_place_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
+    """Obligation 11: it and a tensor attribute left plain meet in an in-place update
+    (`self.lam += self.lr * c`, either way round, directly or through locals computed from it):
+    after `.to("cuda")` the buffer is on the GPU and the plain tensor is not, and an in-place op
+    across the two raises where the original ran."""
+    plain = {a.attr for a in info.assignments if a.kind is ValueKind.TENSOR and not a.augmented}
+    plain -= info.registered_buffers | info.registered_parameters | {attr}
+    for assignment in info.assignments:
+        me = assignment.scope.self_name
+        if not assignment.augmented or assignment.value is None or me is None:
+            continue
+        read = _attrs_read(assignment, me)
+        other = assignment.attr if assignment.attr in plain and attr in read else None
+        if other is None and assignment.attr == attr:
+            other = next(iter(sorted(read & plain)), None)
+        if other is not None:
+            hazards.blocking.append(
+                f"`{other}` stays a plain tensor and {assignment.method.name.value}() updates "
+                f"{'it' if other == assignment.attr else f'`{attr}`'} in place from "
+                f"{f'`{attr}`' if other == assignment.attr else 'it'}: once the module moves, the two sit on different devices"
+            )
+            return
+
+
+def _attrs_read(assignment: AttrAssignment, me: str) -> set[str]:
+    """The attributes of `me` that the assigned value reads, directly or through locals the
+    method computed from them before the statement."""
+    through: dict[str, set[str]] = {}
+
+    def reads(node: cst.CSTNode) -> set[str]:
+        found: set[str] = set()
+        for sub in iter_nodes(node):
+            if isinstance(sub, cst.Attribute) and is_name(sub.value, me):
+                found.add(sub.attr.value)
+            elif isinstance(sub, cst.Name) and sub.value in through:
+                found |= through[sub.value]
+        return found
+
+    for site in iter_sites(assignment.method):
+        small = site.small
+        if small is assignment.statement:
+            break
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            attrs = reads(small.value)
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            for name in (n for t in targets for n in stored_names(t)):
+                through[name] = attrs
+    assert assignment.value is not None
+    return reads(assignment.value)
 
 
 def _walk_hazards(info: ClassInfo, context: ProofContext, hazards: Hazards) -> None:
@@ -324,7 +376,15 @@ def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
         )
 
 
-def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[str]:
+@dataclass(frozen=True)
+class Handed:
+    """A class built with the attribute as an argument, and whether it is a module."""
+
+    callee: str
+    module: bool
+
+
+def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[Handed]:
     """The class that some code of the file builds with the attribute as an argument
     (`Decoder(window=self.window)`, `ISTFT(window=stft.window)`): it keeps its own reference
     (a module even registers a Parameter it is given), so the buffer and it part ways."""
@@ -332,7 +392,7 @@ def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[
         for arg in call.args:
             value = arg.value
             if isinstance(value, cst.Attribute) and value.attr.value == attr:
-                return callee
+                return Handed(callee, analysis.resolver.is_module_call(call))
     return None
 
 

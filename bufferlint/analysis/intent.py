@@ -356,9 +356,10 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     if _tensor_at_init(info, attr):
         return None
     tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
+    state = _module_state(info)
     placed = [
         a for a in tensors
-        if a.value is not None and not (a.site.nested and _guarded_by_itself(a)) and _placed(a)
+        if a.value is not None and not (a.site.nested and _guarded_by_itself(a)) and _placed(a, state)
         and not _mentions_self_attr(a.value, a.scope.self_name, attr)  # `self.k = torch.as_tensor(self.k, device=...)`: a move
     ]
     if placed:
@@ -405,12 +406,21 @@ def _guarded_by_itself(assignment: AttrAssignment) -> bool:
     return False
 
 
-def _placed(assignment: AttrAssignment) -> bool:
-    """Built with an explicit `device=`, or from the module's own tensors (directly or through
-    the locals the method computed from them first): already where it belongs."""
+def _module_state(info: ClassInfo) -> frozenset[str]:
+    """Attributes holding the module's tensors as the class's last reading knows them (tensors,
+    parameters, buffers) and its submodules: what a value computed from them is placed with.
+    (A scope's `tensor_attrs` is the first reading's, which misses tensors computed from others.)"""
+    kinds = (ValueKind.TENSOR, ValueKind.PARAMETER, ValueKind.BUFFER, ValueKind.MODULE)
+    return frozenset({a.attr for a in info.assignments if a.kind in kinds} | info.registered_buffers | info.registered_parameters)
+
+
+def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> bool:
+    """Built with an explicit `device=`, from the module's own tensors or from what its
+    submodules return (directly or through the locals the method computed from them first):
+    already where it belongs."""
     value = assignment.value
     assert value is not None
-    if _places(value, assignment.scope):
+    if _places(value, assignment.scope) or _reads_state(value, assignment.scope.self_name, state):
         return True
     derived = _state_locals(assignment)
     return bool(derived) and any(isinstance(node, cst.Name) and node.value in derived for node in iter_nodes(value))
@@ -426,6 +436,13 @@ def _places(value: cst.CSTNode, scope: Scope) -> bool:
         if isinstance(node, cst.Call) and _is_self_attr(node.func, me) and node.func.attr.value in scope.tensor_methods:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _reads_state(value: cst.BaseExpression, me: Optional[str], state: frozenset[str]) -> bool:
+    """`self.a * self.b` or `self.agg(x)` with `a`, `b`, `agg` among `state`."""
+    return me is not None and any(
+        isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in state for node in iter_nodes(value)
+    )
 
 
 def _state_locals(assignment: AttrAssignment) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, own_bookkeeping
@@ -71,7 +72,9 @@ class FrozenParameterRule(Rule):
 
     A frozen parameter that nothing in its class reads, when it is the class's only parameter and
     the class holds no submodule, is there to make `parameters()` non-empty: code that reads the
-    module's device as `next(self.parameters()).device` needs it. No finding.
+    module's device as `next(self.parameters()).device` needs it. No finding; nor for one that
+    holds no values at all (`nn.Parameter(torch.empty(0), requires_grad=False)`), whatever the
+    class holds besides.
 
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
@@ -123,7 +126,7 @@ class FrozenParameterRule(Rule):
                     continue
                 if analysis.project.may_unfreeze(parameter.attr) is not None:
                     continue  # a training script unfreezes it by name: it is trained
-                if presence_only(info, parameter.attr, related):
+                if presence_only(info, parameter.attr, related) or _holds_nothing(parameter, analysis):
                     continue  # it is there to be in parameters() (a device anchor), not to be read
                 yield self._finding(analysis, info, parameter, frozen)
 
@@ -152,6 +155,13 @@ class FrozenParameterRule(Rule):
         else:
             message += f"; no fix: {blocker}"
         return self.finding(analysis, parameter.assignment.statement, message, fix)
+
+
+def _holds_nothing(parameter: FrozenParameter, analysis: FileAnalysis) -> bool:
+    """`nn.Parameter(torch.empty(0), requires_grad=False)`: no values, so no constant; a dummy that
+    makes `parameters()` non-empty (for `next(self.parameters()).device`, or for a wrapper that
+    expects one)."""
+    return parameter.data is not None and static_numel(parameter.data, analysis.inference.qualify) == 0
 
 
 def _trainable_names(analysis: FileAnalysis, info: ClassInfo, frozen: list[FrozenParameter]) -> set[str]:
@@ -185,8 +195,13 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     if info.is_layer_subclass:
         return f"the torch.nn base class may already own `{attr}`"
     handed = handed_over(info, attr, analysis)
+    if handed is not None and handed.module:
+        return f"`{attr}` is handed to `{handed.callee}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
     if handed is not None:
-        return f"`{attr}` is handed to `{handed}(...)`, which registers the parameter too: as a buffer its state_dict key there would disappear"
+        return (
+            f"`{attr}` is handed to `{handed.callee}(...)`, which may keep its own reference: .to() moves a parameter in "
+            "place but replaces a buffer, so a reference kept from before the move would stay behind"
+        )
     outside = analysis.project.set_outside.get(attr)
     if outside is not None:
         return (
