@@ -649,10 +649,44 @@ def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
         and isinstance(arg.value, cst.Name) and arg.value.value in params
     }
     if given != {"device", "dtype"}:
+        if _on_named_device(defining.value, init) and not moved_later(info, attr):
+            return "it is built on the device its caller must name to __init__(), and no method moves it"
         return _derived_from_caller_placed(info, attr, defining, family)
     if moved_later(info, attr):
         return None
     return "it is built on the device and dtype the caller gives __init__(), and no method moves it"
+
+
+# Parameters that carry a program's settings (`args.device`, `context.device`): an object of
+# options, not a tensor whose device would be an input's.
+_OPTION_OBJECTS = frozenset("args opt opts option options config cfg conf configs context ctx hparams settings".split())
+
+
+def _on_named_device(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:
+    """Every device the value is built on or moved to (`device=d`, `.to(d)`) is one the caller of
+    `__init__` must name: a `device` parameter without a default (or with a GPU default such as
+    `"cuda:0"`), or the `.device` of the options object it is given (`args.device`). A default of
+    `None` or `"cpu"` builds on the host whenever the caller says nothing, and stays a finding."""
+    params = {p.name.value: p for p in (*init.params.params, *init.params.kwonly_params)}
+    targets: list[cst.BaseExpression] = []
+    for call in nodes_of(value, cst.Call):
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "device":
+                targets.append(arg.value)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args and call.args[0].keyword is None:
+            targets.append(call.args[0].value)
+    return bool(targets) and all(_named_by_caller(target, params) for target in targets)
+
+
+def _named_by_caller(target: cst.BaseExpression, params: dict[str, cst.Param]) -> bool:
+    if isinstance(target, cst.Name) and target.value in params:
+        default = params[target.value].default
+        if default is None:
+            return True
+        return isinstance(default, cst.SimpleString) and "cuda" in default.evaluated_value  # type: ignore[operator]
+    if isinstance(target, cst.Attribute) and target.attr.value == "device" and isinstance(target.value, cst.Name):
+        return target.value.value in params and target.value.value in _OPTION_OBJECTS
+    return False
 
 
 def _derived_from_caller_placed(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:

@@ -56,7 +56,11 @@ class TensorAttribute(Rule):
     a base in any file, a `self.device` or `self._device` they keep, or a base in another file keeps
     for tensors the class builds there from its own state, never one stored as a caller gave it,
     moved again by a method, or asking for gradients), a project that sets its
-    default device), tensors a holding module moves along in its own `_apply()` (YOLO's
+    default device), tensors built in `__init__` on a device its caller must name and that no
+    method moves again (a `device` argument without a default or with a GPU default such as
+    `"cuda:0"`, or `args.device` of the options object it is given; a `None` or `"cpu"` default
+    stays a finding), results of the current call computed from the module's own tensors or what
+    its submodules return, values handed on as `list(self.sizes)`, tensors a holding module moves along in its own `_apply()` (YOLO's
     `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
     file that imports it), tensors built only after construction by a method the project calls
     under `with torch.device(...)` (gpt-fast's `setup_caches()`), names that are buffers already, or may be, registered out of sight (by a
@@ -107,6 +111,9 @@ class TensorAttribute(Rule):
        or submodules, so whoever uses it runs it on the module's device; a stateless helper that
        only hands the tensor out may be kept on the host on purpose (a grid its holder moves to
        the GPU chunk by chunk), and a buffer would follow the holder there (unsafe).
+    11. No tensor attribute left plain meets it in an in-place update (`self.lam += self.lr * c`,
+        with `c` computed from it, either way round): after `.to("cuda")` the two would sit on
+        different devices and the update would raise where the original ran (no fix).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 
