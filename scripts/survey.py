@@ -381,10 +381,19 @@ FRESH21 = _repositories("""
     LSX-UniWue/recsys-22-user-attributes-recommender SegmentationBLWX/sssegmentation
     0xC000005/vol-surface-vae-pub segment-any-text/wtpsplit
 """)
+FRESH22 = _repositories("""
+    opendilab/DI-engine Rikorose/DeepFilterNet EdisonLeeeee/GreatX isl-org/Open3D-ML MolecularAI/REINVENT4
+    facebookresearch/ReAgent TransformerLensOrg/TransformerLens NVIDIA-Merlin/Transformers4Rec
+    Wan-Video/Wan2.1 parlance-zz/dualdiffusion flairNLP/flair awslabs/gluonts index-tts/index-tts
+    NVIDIAGameWorks/kaolin open-mmlab/mmaction2 open-mmlab/mmagic open-mmlab/mmdetection3d
+    open-mmlab/mmtracking DLS5-Omics/multimolecule MIC-DKFZ/nnDetection openvla/openvla pfnet/pfrl
+    NVIDIA/physicsnemo ARISE-Initiative/robomimic IBM/terratorch twitter-research/tgn constantinpape/torch-em
+    microsoft/torchgeo torchmd/torchmd-net
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
-    "fresh21": FRESH21,
+    "fresh21": FRESH21, "fresh22": FRESH22,
 }
 
 

@@ -16,7 +16,18 @@ def read_old_source(against: str, target_file: Path) -> tuple[str, str]:
             return candidate.read_text(encoding="utf-8"), str(candidate)
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--against {against}: cannot read: {exc}") from None
-    return _git_show(against, target_file), f"{against}:{target_file.name}"
+    return _git_show(against, target_file), f"{against}:{_repository_path(target_file)}"
+
+
+def _repository_path(target_file: Path) -> str:
+    """The file's path from the root of its repository, as git spells a revision's file
+    (`HEAD:src/models/rotary.py`); the bare name where git cannot say."""
+    command = ["git", "-C", str(target_file.parent), "rev-parse", "--show-prefix"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return target_file.name
+    return f"{done.stdout.strip()}{target_file.name}" if done.returncode == 0 else target_file.name
 
 
 def _git_show(revision: str, target_file: Path) -> str:

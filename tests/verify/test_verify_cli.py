@@ -55,16 +55,17 @@ def test_against_file_with_changed_constant_fails_on_outputs(capsys: pytest.Capt
 
 
 def test_against_git_revision_with_persistent_rewrite_names_the_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    model = tmp_path / "rotary.py"
+    model = tmp_path / "models" / "rotary.py"
+    model.parent.mkdir()
     shutil.copy(AGAINST / "rotary_old.py", model)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
-    for args in (["init", "-q"], ["add", "rotary.py"], ["commit", "-qm", "original"]):
+    for args in (["init", "-q"], ["add", "models/rotary.py"], ["commit", "-qm", "original"]):
         subprocess.run([*git, *args], check=True, capture_output=True)
     shutil.copy(AGAINST / "rotary_persistent.py", model)
     code = main([f"{model}::Rotary", "--against", "HEAD", "--device", "meta"])
     out = capsys.readouterr().out
     assert code == 1
-    assert "against HEAD:rotary.py: fail" in out
+    assert "against HEAD:models/rotary.py: fail" in out  # the path from the repository's root, as git spells it
     assert "state_dict keys only in the new version: cos, sin" in out
     assert 'Missing key(s) in state_dict: "cos", "sin"' in out
 
