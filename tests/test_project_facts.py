@@ -192,6 +192,31 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
 
 
 @pytest.mark.parametrize(
+    ("world", "expected"),
+    [
+        ("    def imagine(self):\n        self.requires_grad_(True)\n", []),
+        ("    def imagine(self):\n        self.heads.requires_grad_()\n", []),
+        ("    def imagine(self):\n        self.requires_grad_(False)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+    ],
+    ids=["whole-holder", "held-attribute", "freezing"],
+)
+def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
+    world: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model that holds the class (here through a subclass that builds it) and turns
+    requires_grad on for itself trains the frozen parameter too."""
+    files = {
+        "adapter.py": FROZEN,
+        "world.py": MODEL_HEAD + "\n\nclass World(nn.Module):\n" + world,
+        "agent.py": MODEL_HEAD + "from adapter import Adapter\nfrom world import World\n\n\n"
+        "class Agent(World):\n    def __init__(self):\n        super().__init__()\n        self.heads = Adapter()\n",
+    }
+    root = _project(tmp_path / "p4h", files)
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == expected
+
+
+@pytest.mark.parametrize(
     ("script", "site"),
     [
         ("import torch\n\n\ndef widen(model, p):\n    kept = model.adapter.gate\n    model.adapter.gate = p\n    return kept\n", "train.py:6"),

@@ -251,6 +251,37 @@ def test_registering_one_of_two_tensors_an_in_place_update_joins_splits_their_de
     assert errors["naive"] != []
 
 
+@pytest.mark.parametrize(
+    ("line", "registered"),
+    [
+        ("        self.scale = self.shift = torch.ones(dim)", '        self.register_buffer("scale", torch.ones(dim), persistent=False)'),
+        ("        self.low = self.high = nn.Parameter(torch.zeros(dim), requires_grad=False)", '        self.register_buffer("low", torch.zeros(dim))'),
+    ],
+    ids=["tensor", "frozen-parameter"],
+)
+def test_registering_one_name_of_a_chained_assignment_drops_the_other(line: str, registered: str, tmp_path: Path) -> None:
+    text = _source("chained_and_empty.py")
+    x = torch.randn(2, 4)
+    assert load_text(text, tmp_path).CachedAttention(4)(x).shape == (2, 4)
+    with pytest.raises(AttributeError):
+        _naive(text, line, registered, tmp_path).CachedAttention(4)(x)
+
+
+def test_a_frozen_parameter_a_holder_unfreezes_is_trained(tmp_path: Path) -> None:
+    """`WorldModel.imagine()` ends with `self.requires_grad_(True)`: the reward head's frozen
+    `support` is trainable from then on, and an optimizer step changes it."""
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "buf008" / "held_unfrozen.py").read_text()
+    model = load_text(text, tmp_path).WorldModel()
+    x = torch.randn(2, 4)
+    model.imagine(x)
+    assert model.reward.support.requires_grad
+    before = model.reward.support.detach().clone()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    model(x).sum().backward()
+    optimizer.step()
+    assert not torch.equal(before, model.reward.support.detach())
+
+
 def test_a_frozen_parameter_swapped_from_outside_breaks_as_a_buffer(tmp_path: Path) -> None:
     """BUF008's rewrite of `QuantileLoss.levels`, which `Forecaster.sample` swaps for another
     Parameter and restores: as a buffer, the swap makes it a parameter and the restore raises."""

@@ -21,7 +21,7 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
-from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names
+from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name
 from bufferlint.analysis.forward import forward_facts
@@ -103,6 +103,9 @@ class ClassAttributes:
     def _unseen_registration(self, attr: str) -> Optional[str]:
         """The name may be a buffer already: the class or a base registers buffers under names
         it computes, or assigning it runs a property's setter."""
+        for ancestor in self.info.ancestors():
+            if attr in ancestor.registered_buffers | ancestor.parameters:
+                return f"base class {ancestor.name} registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
         for ancestor in (self.info, *self.info.ancestors()):
             if attr in ancestor.properties:
                 return f"`{attr}` is a property of {ancestor.name}: assigning it runs the setter"
@@ -113,6 +116,8 @@ class ClassAttributes:
                 return f"{ancestor.name}.{helper}() registers buffers under the names it is given, which may include `{attr}`"
         lineage = self.analysis.lineage(self.info)
         for name, facts in lineage.ancestors if lineage is not None else ():
+            if attr in facts.registered:
+                return f"base class {name} registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
             if facts.registers_unnamed:
                 return f"base class {name} registers buffers under computed names, which may include `{attr}`"
             helper = self._registered_through(attr, frozenset(facts.registers_via))
@@ -208,6 +213,9 @@ class ClassAttributes:
         tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
         if tensors and all(is_zero_dim(a.value, qualify, scalar_names(a.method)) for a in tensors):  # type: ignore[arg-type]
             return "a 0-dim tensor, which CUDA accepts next to tensors on the GPU"
+        if tensors and all(static_numel(a.value, qualify) == 0 for a in tensors):  # type: ignore[arg-type]
+            # `self.k_cache = torch.tensor([])`, filled later by code that allocates it on the device
+            return "every tensor the class gives it is empty: a placeholder for one assigned from elsewhere"
         return None
 
     def evidence(self, attr: str) -> Optional[Evidence]:

@@ -141,14 +141,17 @@ class ClassInfo:
         return set(self.class_attrs) | set(self.methods) | self.properties
 
 
-def _is_super_init(node: cst.CSTNode) -> bool:
-    """`super().__init__(...)`, `Base.__init__(self, ...)` or `pkg.Base.__init__(self, ...)`."""
+def is_base_init(node: cst.CSTNode) -> bool:
+    """`super().__init__(...)`, `Base.__init__(self, ...)` or `pkg.Base.__init__(self, ...)`; not
+    `self.__init__(**config)`, which runs this constructor again (an explicit base call passes the
+    instance first, positionally)."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__init__"):
         return False
     receiver = node.func.value
     if isinstance(receiver, cst.Call):
         return isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
-    return isinstance(receiver, (cst.Name, cst.Attribute))
+    first = node.args[0] if node.args else None
+    return isinstance(receiver, (cst.Name, cst.Attribute)) and first is not None and first.keyword is None and not first.star
 
 
 class ClassCollector:
@@ -403,13 +406,13 @@ def top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
 
 def base_constructor_lines(func: cst.FunctionDef) -> list[int]:
     """Indexes (in `top_statements`) of the statements of `__init__` that call a base's `__init__`."""
-    return [index for index, stmt in enumerate(top_statements(func)) if any(_is_super_init(node) for node in iter_nodes(stmt))]
+    return [index for index, stmt in enumerate(top_statements(func)) if any(is_base_init(node) for node in iter_nodes(stmt))]
 
 
 def _super_init_position(func: cst.FunctionDef) -> tuple[Optional[int], Optional[cst.BaseStatement]]:
     """Index of the top-level statement of `__init__` that calls the base class's `__init__`."""
     body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
     for index, stmt in enumerate(body):
-        if any(_is_super_init(node) for node in iter_nodes(stmt)):
+        if any(is_base_init(node) for node in iter_nodes(stmt)):
             return index, stmt
     return None, None

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
-from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.classes import ClassInfo, is_base_init
 from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.project_facts import ClassFacts, Lineage
@@ -82,7 +82,7 @@ class InitOrder:
     def _call(self, attr: str, call: cst.Call, me: Optional[str], owner: ClassInfo) -> Prior:
         func = call.func
         name = dotted_name(func)
-        if _is_base_init(call):
+        if is_base_init(call):
             return self._base_init(attr, owner, _explicit_base(call))
         if name in ("setattr", "object.__setattr__") and len(call.args) >= 2 and is_name(call.args[0].value, me or ""):
             literal = _literal(call.args[1].value)
@@ -99,6 +99,11 @@ class InitOrder:
 
     def _self_call(self, attr: str, method: str) -> Prior:
         """`self.method(...)`, resolved from the class being constructed."""
+        if method == "__init__":
+            # `self.__init__(**config)` builds the instance again from the start: its own
+            # registration runs after its own base constructor, and a base constructor run after
+            # it resets the buffers it left.
+            return PROVED
         resolved = self._resolve(method)
         if isinstance(resolved, cst.FunctionDef):
             return self._whole(attr, resolved)
@@ -268,7 +273,7 @@ def runs_init_of(sub: ClassInfo, base: ClassInfo) -> bool:
     toward = [b for b in sub.bases_info if b is base or _derives(b, base)]
     if sub.init is None:
         return bool(toward) and runs_init_of(toward[0], base)
-    calls = [c for c in nodes_of(sub.init.body, cst.Call) if _is_base_init(c)]
+    calls = [c for c in nodes_of(sub.init.body, cst.Call) if is_base_init(c)]
     for call in calls:
         named = _explicit_base(call)
         if named is None:  # super().__init__(): the next class of the MRO on the way to `base`
@@ -304,16 +309,6 @@ def _stores(target: cst.BaseExpression, me: Optional[str], attr: str) -> bool:
 def _touches_dict(call: cst.Call, me: str) -> bool:
     func = call.func
     return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__" and is_name(func.value.value, me)
-
-
-def _is_base_init(call: cst.Call) -> bool:
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__"):
-        return False
-    receiver = func.value
-    if isinstance(receiver, cst.Call):
-        return isinstance(receiver.func, cst.Name) and receiver.func.value == "super"
-    return isinstance(receiver, (cst.Name, cst.Attribute))
 
 
 def _explicit_base(call: cst.Call) -> Optional[str]:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from bufferlint.analysis.torch_api import is_module_base
+
 # Methods through which a class moves its own state (a class defining one manages its devices).
 MOVE_METHODS = frozenset(("_apply", "to", "cuda", "cpu", "half", "float", "double", "type", "bfloat16"))
 
@@ -49,11 +51,12 @@ _META_INIT = re.compile(
 )
 # Restoring an optimizer's state (or a trainer's, which holds it): resuming breaks when a
 # parameter turns into a buffer, since the optimizer then covers one tensor fewer.
-_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(", b"runner.resume(")
+_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(", b"runner.resume(", b"resume")
 _OPTIMIZER_RESUME = re.compile(
     rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
     rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\.load_state\("
     rb"|\brunner\.resume\("  # mmcv's runner restores the optimizer with the model
+    rb"|\bresume[ \t]*=[ \t]*True\b"  # mmengine's `cfg.resume = True` (`tools/train.py --resume`), `Runner(resume=True)`
 )
 # Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
 _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
@@ -141,25 +144,29 @@ class FileFacts:
     device_context_calls: tuple[tuple[str, int], ...] = ()
     exports: Optional[tuple[str, ...]] = None  # a literal top-level `__all__`: what `from m import *` takes
     set_outside: tuple[tuple[str, int], ...] = ()  # `<object>.<name> = ...` (not `self.<name>`): name, first line
+    # `self.requires_grad_(True)` / `self.<attr>.requires_grad_(True)` in a method of a top-level
+    # class: (the class, qualified; the line): it unfreezes every module the instance holds
+    unfreezes_held: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
-            self.device_context_calls, self.exports, self.set_outside,
+            self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
             tuple(functions), tuple(complex_functions), tuple(imports), pickles, tuple(reaches),
             tuple((name, line) for name, line in device_calls), None if exports is None else tuple(exports),
             tuple((name, line) for name, line in set_outside),
+            tuple((name, line) for name, line in unfreezes_held),
         )
 
 
@@ -177,6 +184,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     for node in _top_level_classes(tree.body):
         facts.classes[f"{module}.{node.name}"] = class_facts(node, walks)
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
+    if b"requires_grad_(" in source and not is_test_module(module):
+        facts.unfreezes_held = _holder_unfreezing(tree, module)
     if is_test_module(module):
         facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
     elif facts.unfreezes_any is not None:
@@ -630,6 +639,25 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
     return tuple(sorted(names)), (min(anonymous) if anonymous else None)
 
 
+def _holder_unfreezing(tree: ast.Module, module: str) -> tuple[tuple[str, int], ...]:
+    """`self.requires_grad_(True)` or `self.<attr>.requires_grad_()` in a method of a top-level
+    class: the instance turns requires_grad on for every parameter of the modules it holds."""
+    found: list[tuple[str, int]] = []
+    for node in _top_level_classes(tree.body):
+        for method in node.body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+                continue
+            me = method.args.args[0].arg
+            for call in ast.walk(method):
+                receiver = _turned_on(call) if isinstance(call, ast.Call) else None
+                if isinstance(receiver, ast.Attribute):
+                    receiver = receiver.value
+                if isinstance(receiver, ast.Name) and receiver.id == me:
+                    found.append((f"{module}.{node.name}", call.lineno))  # type: ignore[attr-defined]
+                    break
+    return tuple(found)
+
+
 def _string_constants(tree: ast.Module) -> tuple[str, ...]:
     """The file's short string constants: where a loop unfreezes parameters by name
     (`p.requires_grad = any(s in name for s in ("adapter_bias", ...))`), the names it may pick."""
@@ -813,6 +841,7 @@ class ProjectFacts:
         self.device_context_calls: dict[str, str] = {}  # method -> `path:line` of a call under `with torch.device(...)`
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
+        self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
@@ -841,6 +870,7 @@ class ProjectFacts:
             self.device_context_calls.setdefault(method, f"{path}:{line}")
         for name, line in facts.set_outside:
             self.set_outside.setdefault(name, f"{path}:{line}")
+        self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
@@ -868,6 +898,7 @@ class ProjectFacts:
                 sorted(self.device_context_calls.items()),
                 sorted(self.exports.items()),
                 sorted(self.set_outside.items()),
+                sorted(self.unfreezes_held),
             ],
             separators=(",", ":"),
         )
@@ -979,6 +1010,22 @@ class ProjectFacts:
         """Names of the classes that some class of the project instantiates into an attribute."""
         return frozenset(name for facts in self.classes.values() for name in facts.holds)
 
+    def is_module_class(self, qualified: str) -> bool:
+        """Whether the project class `qualified` derives from `torch.nn.Module` (through project
+        classes of any file, or a torch.nn class)."""
+        seen: set[str] = set()
+        queue = [qualified]
+        while queue:
+            name = queue.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for base in self.hierarchy.get(name, ()):
+                if is_module_base(base):
+                    return True
+                queue.append(base)
+        return False
+
     def may_unfreeze(self, attr: str) -> Optional[str]:
         """Where the project turns `requires_grad` on for a parameter named `attr`: by that name, or
         through a filter over parameter names in a file whose strings hold it (`"adapter_bias"`)."""
@@ -987,6 +1034,41 @@ class ProjectFacts:
         if self.unfreezes_any is not None and any(_overlaps(attr, word) for word in self.unfreeze_words):
             return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{attr}` is among its names"
         return None
+
+    def unfrozen_by_holder(self, qualified: str) -> Optional[str]:
+        """Where a class whose instances hold `qualified` (through attributes it or a subclass or base
+        builds, at any depth) turns requires_grad on for itself or one of them
+        (`self.requires_grad_(True)`): then every parameter of `qualified` is trained there."""
+        short = qualified.rpartition(".")[2]
+        for holder, site in self.unfreezes_held:
+            if holder != qualified and short in self._held_from(holder):
+                return f"{site} turns requires_grad on for a {holder.rpartition('.')[2]} and every module it holds, {short} among them"
+        return None
+
+    def _held_from(self, holder: str) -> set[str]:
+        """Short names of the classes an instance of `holder` may hold, at any depth."""
+        start = [holder, *(name for name, _ in self.descendants(holder))]
+        lineage = self.lineage(holder)
+        start += [name for name, _ in lineage.ancestors] if lineage is not None else []
+        by_short = self._classes_by_short_name
+        held: set[str] = set()
+        queue = [name for name in start if name in self.classes]
+        seen = set(queue)
+        while queue:
+            for short in self.classes[queue.pop()].holds:
+                held.add(short)
+                for name in by_short.get(short, ()):
+                    if name not in seen:
+                        seen.add(name)
+                        queue.append(name)
+        return held
+
+    @cached_property
+    def _classes_by_short_name(self) -> dict[str, list[str]]:
+        by_short: dict[str, list[str]] = {}
+        for name in self.classes:
+            by_short.setdefault(name.rpartition(".")[2], []).append(name)
+        return by_short
 
     def may_unfreeze_unnamed(self) -> Optional[str]:
         """Where the project turns `requires_grad` on for parameters it does not name (a loop over

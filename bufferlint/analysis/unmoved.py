@@ -14,7 +14,7 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.attributes import ClassAttributes
-from bufferlint.analysis.classes import ValueKind
+from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import dotted
 from bufferlint.analysis.walk import nodes_of
@@ -34,14 +34,73 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
     info, analysis = attributes.info, attributes.analysis
     for owner in (info, *info.ancestors()):
-        if owner.parameters or owner.registered_buffers or owner.submodules or any(_holds_tensors(b) for b in owner.qualified_bases):
+        if owner.parameters or owner.registered_buffers or any(_holds_tensors(b) for b in owner.qualified_bases):
+            return None
+        if _stateful_submodule(owner, analysis, {id(info)}):
             return None
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
         return None
+    if _keeps_given_module(attributes):
+        return None
     if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
-        return Unmoved(f"{info.name} holds no parameters, buffers or submodules: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
-    return Unmoved(f"{info.name} holds no parameters, buffers or submodules, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
+        return Unmoved(f"{info.name} holds no parameters or buffers, nor a submodule holding any: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
+    return Unmoved(f"{info.name} holds no parameters or buffers, nor a submodule holding any, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
+
+
+def _stateful_submodule(owner: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:
+    """Whether `owner` holds a submodule that may hold tensors: not a stateless torch layer
+    (`nn.MSELoss()`, `nn.ReLU()`), nor a class of this file that holds none itself. A submodule
+    whose class is not read here counts as holding some."""
+    for assignment in owner.assignments:
+        if assignment.kind is not ValueKind.MODULE:
+            continue
+        call = assignment.value
+        if not isinstance(call, cst.Call):
+            return True
+        qualified = analysis.resolver.qualify(call.func)
+        keywords = frozenset(a.keyword.value for a in call.args if a.keyword is not None)
+        positional = sum(1 for a in call.args if a.keyword is None)
+        if torch_api.is_stateless_layer(qualified, keywords, positional):
+            continue
+        local = next((c for c in analysis.classes if c.name == dotted(call.func)), None)
+        if local is None:
+            return True
+        if id(local) in seen:
+            continue
+        seen.add(id(local))
+        for part in (local, *local.ancestors()):
+            if part.parameters or part.registered_buffers or any(_holds_tensors(b) for b in part.qualified_bases):
+                return True
+            if not all(a in (*local.ancestors(), local) for a in part.bases_info) or _stateful_submodule(part, analysis, seen):
+                return True
+        if any(base.rpartition(".")[2] != "Module" for base in local.base_names if base not in {b.name for b in local.bases_info}):
+            return True  # a base of another file or library: its state is not read here
+    return False
+
+
+def _keeps_given_module(attributes: ClassAttributes) -> bool:
+    """A submodule the per-file pass does not know as one: a module class of another file built
+    into an attribute (`self.conv = convolutional_network.ConvolutionalNetwork(...)`), or
+    `def __init__(self, net: ModelBase): self.net = net` with the annotation naming a module
+    class. The class holds it, so whoever runs it moves it too."""
+    info, analysis, resolver = attributes.info, attributes.analysis, attributes.analysis.resolver
+    init = info.init
+    if init is None:
+        return False
+    for assignment in info.assignments:
+        value = assignment.value
+        if assignment.in_init and isinstance(value, cst.Call):
+            qualified = resolver.qualify(value.func)
+            if qualified is not None and analysis.project.is_module_class(qualified):
+                return True
+    modules = {
+        p.name.value for p in (*init.params.params, *init.params.kwonly_params)
+        if p.annotation is not None and resolver.is_module_expr(p.annotation.annotation)
+    }
+    return bool(modules) and any(
+        isinstance(a.value, cst.Name) and a.value.value in modules for a in info.assignments if a.in_init
+    )
 
 
 def _holds_tensors(base: Optional[str]) -> bool:

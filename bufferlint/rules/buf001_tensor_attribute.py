@@ -92,7 +92,8 @@ class TensorAttribute(Rule):
     4. It is registered after `super().__init__()` (no fix), and no base constructor runs after
        the registration (`Module.__init__` resets `_buffers`; a torch `Distribution` base runs it
        again) (unsafe).
-    5. Every value the class assigns to it is a tensor or `None` (no fix).
+    5. Every value the class assigns to it is a tensor or `None`, and the defining statement assigns
+       no other name (`self.k = self.v = torch.zeros(n)`: the registration would drop `v`) (no fix).
     6. The value is a fresh tensor: it does not require grad or derive from a parameter or a
        submodule's weights (no fix), does not alias an argument or another attribute, and is not
        handed to another module (unsafe).
@@ -108,7 +109,7 @@ class TensorAttribute(Rule):
        `self._buffers`) or overrides what lists them (`named_buffers()`, `state_dict()`,
        `_load_from_state_dict()`...): the new buffer would be walked or listed there (unsafe).
     10. When the only evidence is that a method returns it, the class holds parameters, buffers
-       or submodules, so whoever uses it runs it on the module's device; a stateless helper that
+       or a submodule holding some, so whoever uses it runs it on the module's device; a stateless helper that
        only hands the tensor out may be kept on the host on purpose (a grid its holder moves to
        the GPU chunk by chunk), and a buffer would follow the holder there (unsafe).
     11. No tensor attribute left plain meets it in an in-place update (`self.lam += self.lr * c`,
@@ -159,4 +160,4 @@ def _handed_out(attributes: ClassAttributes, evidence: Evidence) -> list[str]:
     buffer would follow the holder to the GPU."""
     if evidence.kind != "returned" or moved_with_users(attributes) is None:
         return []
-    return [f"{attributes.info.name} holds no parameters, buffers or submodules and only hands it out ({evidence.method}() returns it): nothing shows its users want it on the module's device"]
+    return [f"{attributes.info.name} holds no parameters or buffers, nor a submodule holding any, and only hands it out ({evidence.method}() returns it): nothing shows its users want it on the module's device"]

@@ -71,9 +71,11 @@ class AttributeMovedInForward(Rule):
     ## Fix safety
     Every obligation of BUF001's registration (see BUF001: a disproved one means no fix, an
     unproved one an unsafe fix), and then what dropping the move needs:
-    1. The module is moved with the model that uses it: it holds parameters, buffers or
-       submodules (itself or through a base in any file). A module without any is moved only by
-       a module that holds it: when one of the run does, the fix is unsafe (a standalone use still
+    1. The module is moved with the model that uses it: it holds parameters, buffers, or a
+       submodule that holds some (itself or through a base in any file; a stateless torch layer
+       such as `nn.Dropout()` or `nn.MSELoss()` holds none, a module class of another file or a
+       constructor argument annotated with one counts). A module without any is moved only by a
+       module that holds it: when one of the run does, the fix is unsafe (a standalone use still
        needs the move); when none does, no fix.
     2. Nothing but construction gives the attribute its tensor: another method assigning it
        makes the fix unsafe (that tensor may not be on the module's device).

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
@@ -14,6 +15,7 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
+from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
@@ -111,6 +113,9 @@ class ConstantRebuiltInForward(Rule):
        restored by `load_state_dict()`).
     6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
+    7. Something moves the module: it holds parameters, buffers or submodules, or a module of the
+       run holds it. A loss object holding none that nothing holds may never be moved, and then the
+       per-call placement is what puts the constant on the input's device.
     """
 
     code = "BUF003"
@@ -243,6 +248,9 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return f"its dtype is set on purpose (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16)"
     if analysis.project.meta_init is not None:
         return f"the project builds modules on the meta device ({analysis.project.meta_init}), and load_state_dict() never restores a non-persistent buffer"
+    unmoved = moved_with_users(class_attributes(analysis, info))
+    if unmoved is not None and unmoved.blocking:
+        return unmoved.reason
     return None
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+import libcst as cst
+
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
@@ -59,6 +61,9 @@ class FrozenParameterRule(Rule):
     file that turns `requires_grad` on for parameters it does not name (`p.requires_grad = True`
     in a loop, `requires_grad_()` on a module, Lightning's `unfreeze()`) and holds a string that
     holds `mean` or is part of it (`"mean"`, `"norm.mean"`; not one or two characters).
+    A class whose instances hold this one, at any depth and in any file (through attributes it, a
+    base or a subclass builds: `self.decoder = Decoder()`), and that calls `self.requires_grad_(True)`
+    or `self.<attr>.requires_grad_()`, unfreezes it too: no finding.
     Unfreezing elsewhere that names nothing (`for p in model.encoder.parameters(): ...`) leaves the
     finding, without a fix: the class still means a constant, but whether the loop reaches it is
     not proved. A helper that sets `requires_grad` to a flag it is given
@@ -83,7 +88,8 @@ class FrozenParameterRule(Rule):
     (`optimizer.load_state_dict` sees a different parameter count), and code outside the run may
     unfreeze it. No fix when an obligation fails:
     1. Nothing else is bound to the name: it is not assigned anything else in the class, deleted,
-       bound in the class body, or owned by a `torch.nn` base class.
+       bound in the class body, or owned by a `torch.nn` base class; and its statement assigns no
+       other name (`self.a = self.b = nn.Parameter(...)`: the registration would drop `b`).
     2. No other name holds the parameter (`self.weight = self.W`): it would be left a plain
        attribute outside `state_dict()`.
     3. It is not handed to another module (`Decoder(window=self.window)` registers it there too,
@@ -126,6 +132,8 @@ class FrozenParameterRule(Rule):
                     continue
                 if analysis.project.may_unfreeze(parameter.attr) is not None:
                     continue  # a training script unfreezes it by name: it is trained
+                if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
+                    continue  # a model holding it turns requires_grad on for all it holds
                 if presence_only(info, parameter.attr, related) or _holds_nothing(parameter, analysis):
                     continue  # it is there to be in parameters() (a device anchor), not to be read
                 yield self._finding(analysis, info, parameter, frozen)
@@ -185,6 +193,9 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         return f"`{attr}` is also assigned in {other.method.name.value}()"
     if attr in info.deleted:
         return f"`{attr}` is deleted with `del`"
+    statement = parameter.assignment.statement
+    if isinstance(statement, cst.Assign) and len(statement.targets) > 1:
+        return "the same statement assigns other names too (`self.a = self.b = ...`), which a registration would drop"
     alias = next((a.attr for a in info.assignments if _reads(analysis, a) == attr), None)
     if alias is not None:
         return f"`{alias}` holds the same parameter, and would be left a plain attribute outside state_dict()"
