@@ -201,6 +201,34 @@ def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = Non
     return None
 
 
+def _own_move_method(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """A method of its own, off the forward path, that moves it to the device it is given
+    (`def to_device(self, device): self.edges = self.edges.to(device)`): the class places it itself."""
+    forward_path = reached_from(info, [m for m in ("forward", "__call__") if m in info.methods])
+    for owner in (info, *info.ancestors()):
+        for name, func in owner.methods.items():
+            if name == "__init__" or name in forward_path:
+                continue
+            devices = {p.name.value for p in func.params.params if "device" in p.name.value}
+            me = self_name(func)
+            if devices and me is not None and _moves_to(func, me, attr, devices):
+                return f"{owner.name}.{name}() moves it to the device it is given: the class places it itself"
+    return None
+
+
+def _moves_to(func: cst.FunctionDef, me: str, attr: str, devices: set[str]) -> bool:
+    """`self.<attr> = self.<attr>.to(<device>)` (or `.cuda(<device>)`) with `<device>` among `devices`."""
+    for site in iter_sites(func):
+        small = site.small
+        if not isinstance(small, cst.Assign) or not any(_is_self_attr(t.target, me, attr) for t in small.targets):
+            continue
+        value = small.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
+            if _is_self_attr(value.func.value, me, attr) and any(isinstance(a.value, cst.Name) and a.value.value in devices for a in value.args):
+                return True
+    return False
+
+
 def _moves_instance_attr(func: cst.FunctionDef, class_name: str, attr: str) -> bool:
     """The override names `class_name` and assigns `<instance>.<attr>` of an object other than self."""
     me = self_name(func)
@@ -331,14 +359,18 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             tainted.add(star.name.value)
+    attrs: set[str] = set()  # attributes of self set from them (`self.pred = net(x)`), read later
     for site in iter_sites(func):
         small = site.small
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) or value is None:
             continue
-        if set(data_names(value)) & tainted:
+        reads_attr = me is not None and any(isinstance(n, cst.Attribute) and _is_self_attr(n, me) and n.attr.value in attrs for n in iter_nodes(value))
+        if set(data_names(value)) & tainted or reads_attr:
             for target in _targets(small):
                 tainted.update(stored_names(target))
+                if me is not None and _is_self_attr(target, me):
+                    attrs.add(target.attr.value)  # type: ignore[attr-defined]
     return tainted
 
 
@@ -765,7 +797,7 @@ def given_device(info: ClassInfo) -> Optional[str]:
 
 
 _TESTS = (
-    _placeholder, _hasattr_cache, _moved_by_override, _own_device, _device_checked,
+    _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _lazy_on_own_device, _construction_only, _kept_on_host,
     _placed_by_choice, _caller_placed,
 )
