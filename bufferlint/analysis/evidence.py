@@ -51,6 +51,9 @@ class Evidence:
     kind: str  # "moved" | "meets" | "returned"
     method: str  # the method it was found in
     node: cst.CSTNode
+    # for "meets" through a function imported from outside the run (`voxelize(points, self.size)`):
+    # its name; what that code does with the tensor's device is not read
+    via: Optional[str] = None
 
     def describe(self) -> str:
         if self.kind == "moved":
@@ -92,7 +95,7 @@ class EvidenceFinder:
             reader = _Reader(facts, method, site.state, carriers, self.wanted)
             small = site.site.small
             for node in site.operations:
-                self._add(reader.meets(node), "meets", method, node)
+                self._add(reader.meets(node), "meets", method, node, reader.outside_callee(node))
             if isinstance(small, cst.AugAssign):
                 self._add(reader.augments(small), "meets", method, small)
             # Off the forward path a method's arguments may be host-side lists or masks
@@ -109,10 +112,12 @@ class EvidenceFinder:
                         self._add(moved, "moved", method, call)
             _update(small, reader, carriers)
 
-    def _add(self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode) -> None:
+    def _add(self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode, via: Optional[str] = None) -> None:
         assert self._found is not None
         for attr in attrs:
-            self._found.setdefault(attr, Evidence(kind, method.name, node))
+            known = self._found.get(attr)
+            if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
+                self._found[attr] = Evidence(kind, method.name, node, via)
 
 
 def _methods(facts: ForwardFacts, may_read: Callable[[cst.FunctionDef], bool]) -> Iterator[PathMethod]:
@@ -254,6 +259,21 @@ class _Reader:
         if attrs and self.facts.derived(small.target, self.state, self.method):
             return attrs
         return frozenset()
+
+    def outside_callee(self, node: cst.CSTNode) -> Optional[str]:
+        """The name of the function `node` calls when it is imported from outside the run (not
+        torch, not a function of the linted files, not a submodule): a compiled op may read what
+        it is given on the host."""
+        if not isinstance(node, cst.Call) or combined_operands(node, self.facts, self.method) is not None:
+            return None
+        qualified = self.facts.inference.qualify(node.func)
+        if qualified is None or qualified.split(".")[0] in ("torch", "torchvision", "torchaudio", "builtins"):
+            return None
+        if self.facts.submodule_call(node, self.method) or qualified in self.facts.analysis.project.functions:
+            return None
+        if isinstance(node.func, cst.Name) and self.facts.analysis.function(node.func.value) is not None:
+            return None
+        return qualified
 
     def _passed_along(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
         """The arguments of a submodule call, or of a call to code the analysis does not read

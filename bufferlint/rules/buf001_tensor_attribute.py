@@ -115,6 +115,9 @@ class TensorAttribute(Rule):
     11. No tensor attribute left plain meets it in an in-place update (`self.lam += self.lr * c`,
         with `c` computed from it, either way round): after `.to("cuda")` the two would sit on
         different devices and the update would raise where the original ran (no fix).
+    12. When the only use that meets the input is as an argument of a function imported from
+        outside the run (not torch, not the linted files: a compiled op such as a voxeliser),
+        that function is not read, and may want the tensor on the host (unsafe).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 
@@ -144,7 +147,7 @@ class TensorAttribute(Rule):
         elif registration.edit is None:
             message += "; no fix: no __init__ with super().__init__() to register it in"
         else:
-            unsafe = [*hazards.unsafe, *_handed_out(attributes, evidence)]
+            unsafe = [*hazards.unsafe, *_handed_out(attributes, evidence), *_outside_use(attributes, evidence)]
             applicability = Applicability.UNSAFE if unsafe else Applicability.SAFE
             fix = buffer_fix(registration.edit, applicability, attr)
             if unsafe:
@@ -152,6 +155,15 @@ class TensorAttribute(Rule):
         if hazards.notes and fix is not None:
             message += f"; {hazards.notes[0]}"
         return self.finding(analysis, attributes.defining[attr].statement, message, fix)
+
+
+def _outside_use(attributes: ClassAttributes, evidence: Evidence) -> list[str]:
+    """The only use that puts it next to the input is an argument of a function from outside the
+    run (a compiled op): it may read the tensor on the host on purpose, and a buffer would follow
+    the module to the GPU (a copy back on every call)."""
+    if evidence.via is None or not attributes.analysis.project.known:
+        return []
+    return [f"its use beside the input is an argument of `{evidence.via}`, outside the linted files: that it wants the tensor on the module's device rather than on the host is not proved"]
 
 
 def _handed_out(attributes: ClassAttributes, evidence: Evidence) -> list[str]:
