@@ -132,6 +132,11 @@ def presence_only(info: ClassInfo, attr: str, related: list[ClassInfo]) -> bool:
     owners = (info, *info.ancestors())
     if not all(_bases_known(c) for c in owners) or any(c.parameters - {attr} or c.submodules for c in owners):
         return False
+    return unread(info, attr, related)
+
+
+def unread(info: ClassInfo, attr: str, related: list[ClassInfo]) -> bool:
+    """No method of the class, its same-file bases or subclasses reads `self.<attr>`."""
     return not any(attr in method_reads(c).readers for c in (info, *related))
 
 

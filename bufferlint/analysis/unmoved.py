@@ -44,8 +44,8 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     if _keeps_given_module(attributes):
         return None
     if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
-        return Unmoved(f"{info.name} holds no parameters or buffers, nor a submodule holding any: it moves only with the modules that hold it, so its standalone uses may still need the move", False)
-    return Unmoved(f"{info.name} holds no parameters or buffers, nor a submodule holding any, and no module of the run holds one: nothing moves it, so the per-call move is what places the tensor", True)
+        return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any: it may move only with the modules that hold it, so its standalone uses may still need the move", False)
+    return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any, and no module of the run holds one: nothing is known to move it, so the per-call move is what places the tensor", True)
 
 
 def _stateful_submodule(owner: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:

@@ -172,4 +172,4 @@ def _handed_out(attributes: ClassAttributes, evidence: Evidence) -> list[str]:
     buffer would follow the holder to the GPU."""
     if evidence.kind != "returned" or moved_with_users(attributes) is None:
         return []
-    return [f"{attributes.info.name} holds no parameters or buffers, nor a submodule holding any, and only hands it out ({evidence.method}() returns it): nothing shows its users want it on the module's device"]
+    return [f"{attributes.info.name} is not known to hold parameters, buffers or a submodule holding any, and only hands it out ({evidence.method}() returns it): nothing shows its users want it on the module's device"]

@@ -20,6 +20,7 @@ from bufferlint.analysis.parameters import (
     presence_only,
     quantized_slot,
     related_classes,
+    unread,
 )
 from bufferlint.fixes.misuse import parameter_to_buffer
 from bufferlint.model import Finding, Fix
@@ -78,8 +79,9 @@ class FrozenParameterRule(Rule):
     A frozen parameter that nothing in its class reads, when it is the class's only parameter and
     the class holds no submodule, is there to make `parameters()` non-empty: code that reads the
     module's device as `next(self.parameters()).device` needs it. No finding; nor for one that
-    holds no values at all (`nn.Parameter(torch.empty(0), requires_grad=False)`), whatever the
-    class holds besides.
+    holds no values at all (`nn.Parameter(torch.empty(0), requires_grad=False)`) and that nothing
+    reads, whatever the class holds besides. (An empty one read for its dtype, `self.dummy.dtype`,
+    stays a finding: a buffer tells the dtype as well.)
 
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
@@ -134,7 +136,7 @@ class FrozenParameterRule(Rule):
                     continue  # a training script unfreezes it by name: it is trained
                 if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
                     continue  # a model holding it turns requires_grad on for all it holds
-                if presence_only(info, parameter.attr, related) or _holds_nothing(parameter, analysis):
+                if presence_only(info, parameter.attr, related) or (_holds_nothing(parameter, analysis) and unread(info, parameter.attr, related)):
                     continue  # it is there to be in parameters() (a device anchor), not to be read
                 yield self._finding(analysis, info, parameter, frozen)
 
