@@ -95,7 +95,9 @@ class EvidenceFinder:
             reader = _Reader(facts, method, site.state, carriers, self.wanted)
             small = site.site.small
             for node in site.operations:
-                self._add(reader.meets(node), "meets", method, node, reader.outside_callee(node))
+                met = reader.meets(node)
+                if met:
+                    self._add(met, "meets", method, node, reader.outside_callee(node))
             if isinstance(small, cst.AugAssign):
                 self._add(reader.augments(small), "meets", method, small)
             # Off the forward path a method's arguments may be host-side lists or masks
