@@ -72,7 +72,7 @@ def _stateful_submodule(owner: ClassInfo, analysis: FileAnalysis, seen: set[int]
         for part in (local, *local.ancestors()):
             if part.parameters or part.registered_buffers or any(_holds_tensors(b) for b in part.qualified_bases):
                 return True
-            if not all(a in (*local.ancestors(), local) for a in part.bases_info) or _stateful_submodule(part, analysis, seen):
+            if _stateful_submodule(part, analysis, seen):
                 return True
         if any(base.rpartition(".")[2] != "Module" for base in local.base_names if base not in {b.name for b in local.bases_info}):
             return True  # a base of another file or library: its state is not read here
