@@ -55,8 +55,13 @@ class ClassAttributes:
     @cached_property
     def _registered(self) -> set[str]:
         """Names the class or a base registers (a tensor assigned to one fills the buffer)."""
+        return self.info.registered_buffers | self.info.registered_parameters | self._base_registered
+
+    @cached_property
+    def _base_registered(self) -> set[str]:
+        """Names a base class registers, in this file or another."""
         names: set[str] = set()
-        for ancestor in (self.info, *self.info.ancestors()):
+        for ancestor in self.info.ancestors():
             names |= ancestor.registered_buffers | ancestor.registered_parameters
         lineage = self.analysis.lineage(self.info)
         for _, facts in lineage.ancestors if lineage is not None else ():
@@ -103,9 +108,8 @@ class ClassAttributes:
     def _unseen_registration(self, attr: str) -> Optional[str]:
         """The name may be a buffer already: the class or a base registers buffers under names
         it computes, or assigning it runs a property's setter."""
-        for ancestor in self.info.ancestors():
-            if attr in ancestor.registered_buffers | ancestor.parameters:
-                return f"base class {ancestor.name} registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
+        if attr in self._base_registered or any(attr in ancestor.parameters for ancestor in self.info.ancestors()):
+            return f"a base class registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
         for ancestor in (self.info, *self.info.ancestors()):
             if attr in ancestor.properties:
                 return f"`{attr}` is a property of {ancestor.name}: assigning it runs the setter"
@@ -116,8 +120,6 @@ class ClassAttributes:
                 return f"{ancestor.name}.{helper}() registers buffers under the names it is given, which may include `{attr}`"
         lineage = self.analysis.lineage(self.info)
         for name, facts in lineage.ancestors if lineage is not None else ():
-            if attr in facts.registered:
-                return f"base class {name} registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
             if facts.registers_unnamed:
                 return f"base class {name} registers buffers under computed names, which may include `{attr}`"
             helper = self._registered_through(attr, frozenset(facts.registers_via))

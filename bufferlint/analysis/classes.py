@@ -45,6 +45,13 @@ class AttrAssignment:
     def in_init(self) -> bool:
         return self.method.name.value == "__init__"
 
+    @property
+    def other_targets(self) -> list[cst.BaseAssignTargetExpression]:
+        """The other names its statement binds (`self.k = self.v = ...`): rewriting the statement
+        into one registration would drop them."""
+        small = self.statement
+        return [t.target for t in small.targets if t.target is not self.target] if isinstance(small, cst.Assign) else []
+
 
 @dataclass
 class RegisterBufferCall:

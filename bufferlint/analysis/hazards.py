@@ -86,10 +86,9 @@ def buffer_hazards(
     _assignment_hazards(info, attr, hazards)
     _constructor_hazards(info, anchor, hazards)
     _order_hazards(info, attr, anchor, context, hazards)
-    if isinstance(defining.statement, cst.Assign) and len(defining.statement.targets) > 1:
-        # `self.k = self.v = torch.zeros(3)`: the registration replaces the whole statement
-        others = [cst.Module([]).code_for_node(t.target) for t in defining.statement.targets if t.target is not defining.target]
-        hazards.blocking.append(f"the same statement also assigns {', '.join(f'`{o}`' for o in others)}, which a registration would drop")
+    if defining.other_targets:
+        others = ", ".join(f"`{cst.Module([]).code_for_node(t)}`" for t in defining.other_targets)
+        hazards.blocking.append(f"the same statement also assigns {others}, which a registration would drop")
     if defining.value is not None:
         _value_hazards(info, defining, hazards)
         _dtype_hazards(info, defining, context, hazards)

@@ -204,14 +204,16 @@ def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = Non
 def _own_move_method(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """A method of its own, off the forward path, that moves it to the device it is given
     (`def to_device(self, device): self.edges = self.edges.to(device)`): the class places it itself."""
-    forward_path = reached_from(info, [m for m in ("forward", "__call__") if m in info.methods])
+    forward_path: Optional[frozenset[str]] = None  # walked only for a method taking a device
     for owner in (info, *info.ancestors()):
         for name, func in owner.methods.items():
-            if name == "__init__" or name in forward_path:
-                continue
             devices = {p.name.value for p in func.params.params if "device" in p.name.value}
             me = self_name(func)
-            if devices and me is not None and _moves_to(func, me, attr, devices):
+            if not devices or me is None or name == "__init__" or not _moves_to(func, me, attr, devices):
+                continue
+            if forward_path is None:
+                forward_path = reached_from(info, [m for m in ("forward", "__call__") if m in info.methods])
+            if name not in forward_path:
                 return f"{owner.name}.{name}() moves it to the device it is given: the class places it itself"
     return None
 
@@ -442,8 +444,8 @@ def _module_state(info: ClassInfo) -> frozenset[str]:
     """Attributes holding the module's tensors as the class's last reading knows them (tensors,
     parameters, buffers) and its submodules: what a value computed from them is placed with.
     (A scope's `tensor_attrs` is the first reading's, which misses tensors computed from others.)"""
-    kinds = (ValueKind.TENSOR, ValueKind.PARAMETER, ValueKind.BUFFER, ValueKind.MODULE)
-    return frozenset({a.attr for a in info.assignments if a.kind in kinds} | info.registered_buffers | info.registered_parameters)
+    tensors = {a.attr for a in info.assignments if a.kind is ValueKind.TENSOR}
+    return frozenset(tensors | info.parameters | info.registered_buffers | info.submodules)
 
 
 def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> bool:

@@ -34,9 +34,7 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
     info, analysis = attributes.info, attributes.analysis
     for owner in (info, *info.ancestors()):
-        if owner.parameters or owner.registered_buffers or any(_holds_tensors(b) for b in owner.qualified_bases):
-            return None
-        if _stateful_submodule(owner, analysis, {id(info)}):
+        if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}):
             return None
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
@@ -70,13 +68,16 @@ def _stateful_submodule(owner: ClassInfo, analysis: FileAnalysis, seen: set[int]
             continue
         seen.add(id(local))
         for part in (local, *local.ancestors()):
-            if part.parameters or part.registered_buffers or any(_holds_tensors(b) for b in part.qualified_bases):
-                return True
-            if _stateful_submodule(part, analysis, seen):
+            if _own_state(part) or _stateful_submodule(part, analysis, seen):
                 return True
         if any(base.rpartition(".")[2] != "Module" for base in local.base_names if base not in {b.name for b in local.bases_info}):
             return True  # a base of another file or library: its state is not read here
     return False
+
+
+def _own_state(owner: ClassInfo) -> bool:
+    """Parameters or buffers of its own, or a torch.nn layer base that holds a weight."""
+    return bool(owner.parameters or owner.registered_buffers) or any(_holds_tensors(b) for b in owner.qualified_bases)
 
 
 def _keeps_given_module(attributes: ClassAttributes) -> bool:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-import libcst as cst
-
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
@@ -195,8 +193,7 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         return f"`{attr}` is also assigned in {other.method.name.value}()"
     if attr in info.deleted:
         return f"`{attr}` is deleted with `del`"
-    statement = parameter.assignment.statement
-    if isinstance(statement, cst.Assign) and len(statement.targets) > 1:
+    if parameter.assignment.other_targets:
         return "the same statement assigns other names too (`self.a = self.b = ...`), which a registration would drop"
     alias = next((a.attr for a in info.assignments if _reads(analysis, a) == attr), None)
     if alias is not None:
