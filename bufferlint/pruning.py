@@ -24,7 +24,9 @@ Never blanked:
   assignment the analysis reads one thing: whether each name it binds is bound once, to a literal
   (`forward.py`'s module constants). So an assignment stays when its value may be such a literal
   (a number, a string, a tuple, a sign) or a name it binds is bound by another top-level
-  assignment too; imports never go.
+  assignment too. One that mentions CUDA stays too (`device = torch.device("cuda" if
+  torch.cuda.is_available() else "cpu")`: a device picked at import, `analysis/named_device.py`);
+  imports never go.
 - A function is blanked whatever uses it: the only thing the analysis reads of a top-level
   function is whether it returns a tensor (`analysis/returns.py`), and it asks by name. The
   blanked functions are handed over as `BlankedFunctions`, which parses one the first time it is
@@ -131,9 +133,19 @@ def _blankable_statement(node: ast.stmt, bound: Counter[str]) -> bool:
         return True  # `x: int` binds nothing
     targets = _assignment_targets(node)
     value = getattr(node, "value", None)
-    return bool(targets) and isinstance(value, _NOT_LITERAL) and all(
+    return bool(targets) and isinstance(value, _NOT_LITERAL) and not _mentions_cuda(value) and all(
         bound[t.id] == 1 for t in targets if isinstance(t, ast.Name)
     )
+
+
+def _mentions_cuda(value: ast.expr) -> bool:
+    """What `named_device.mentions_cuda` reads: a string naming CUDA or `torch.cuda...`."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "cuda" in node.value:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in ("cuda", "is_available", "current_device"):
+            return True
+    return False
 
 
 def _own_lines(body: list[ast.stmt], index: int) -> bool:

@@ -390,10 +390,19 @@ FRESH22 = _repositories("""
     NVIDIA/physicsnemo ARISE-Initiative/robomimic IBM/terratorch twitter-research/tgn constantinpape/torch-em
     microsoft/torchgeo torchmd/torchmd-net
 """)
+FRESH23 = _repositories("""
+    vwxyzjn/cleanrl DLR-RM/stable-baselines3 LibCity/Bigscity-LibCity datawhalechina/torch-rechub
+    real-stanford/diffusion_policy MIC-DKFZ/nnUNet open-mmlab/mmhuman3d pyannote/pyannote-audio
+    facebookresearch/demucs ZFTurbo/Music-Source-Separation-Training UKPLab/sentence-transformers
+    pykeen/pykeen ACEsuit/mace atomistic-machine-learning/schnetpack aqlaboratory/openfold
+    lululxvi/deepxde microsoft/pdearena mit-han-lab/torchsparse open-mmlab/mmpose
+    pyg-team/pytorch_geometric Denys88/rl_games mahmoodlab/CLAM Coder-Yu/SELFRec KimMeen/Time-LLM
+    autonomousvision/occupancy_networks fishaudio/fish-speech nicklashansen/tdmpc2 e3nn/e3nn
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
-    "fresh21": FRESH21, "fresh22": FRESH22,
+    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23,
 }
 
 

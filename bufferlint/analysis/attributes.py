@@ -287,7 +287,7 @@ def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes
 def file_family(analysis: FileAnalysis) -> Family:
     family: Optional[Family] = analysis.__dict__.get(_FAMILY_ATTR)
     if family is None:
-        family = analysis.__dict__[_FAMILY_ATTR] = Family(analysis.module_classes)
+        family = analysis.__dict__[_FAMILY_ATTR] = Family(analysis.module_classes, analysis.module)
     return family
 
 

@@ -16,6 +16,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.named_device import fixed_device_names, on_named_device
 from bufferlint.analysis.tensors import Scope
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -29,8 +30,14 @@ class Family:
     """The module classes of one file, with what the tests below look up across all of them
     indexed once: asked per attribute, a scan of every class made a file of n classes cost n²."""
 
-    def __init__(self, members: Sequence[ClassInfo] = ()) -> None:
+    def __init__(self, members: Sequence[ClassInfo] = (), module: Optional[cst.Module] = None) -> None:
         self.members = tuple(members)
+        self.module = module
+
+    @cached_property
+    def fixed_devices(self) -> frozenset[str]:
+        """Module-level names bound to a literal or automatic device (`DEVICE = "cuda:0"`)."""
+        return fixed_device_names(self.module) if self.module is not None else frozenset()
 
     @cached_property
     def move_overrides(self) -> list[tuple[ClassInfo, str, cst.FunctionDef]]:
@@ -683,44 +690,12 @@ def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
         and isinstance(arg.value, cst.Name) and arg.value.value in params
     }
     if given != {"device", "dtype"}:
-        if _on_named_device(defining.value, init) and not moved_later(info, attr):
-            return "it is built on the device its caller must name to __init__(), and no method moves it"
+        if on_named_device(info, defining, family.fixed_devices) and not moved_later(info, attr):
+            return "it is built on a device the program names, and no method moves it"
         return _derived_from_caller_placed(info, attr, defining, family)
     if moved_later(info, attr):
         return None
     return "it is built on the device and dtype the caller gives __init__(), and no method moves it"
-
-
-# Parameters that carry a program's settings (`args.device`, `context.device`): an object of
-# options, not a tensor whose device would be an input's.
-_OPTION_OBJECTS = frozenset("args opt opts option options config cfg conf configs context ctx hparams settings".split())
-
-
-def _on_named_device(value: cst.BaseExpression, init: cst.FunctionDef) -> bool:
-    """Every device the value is built on or moved to (`device=d`, `.to(d)`) is one the caller of
-    `__init__` must name: a `device` parameter without a default (or with a GPU default such as
-    `"cuda:0"`), or the `.device` of the options object it is given (`args.device`). A default of
-    `None` or `"cpu"` builds on the host whenever the caller says nothing, and stays a finding."""
-    params = {p.name.value: p for p in (*init.params.params, *init.params.kwonly_params)}
-    targets: list[cst.BaseExpression] = []
-    for call in nodes_of(value, cst.Call):
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == "device":
-                targets.append(arg.value)
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args and call.args[0].keyword is None:
-            targets.append(call.args[0].value)
-    return bool(targets) and all(_named_by_caller(target, params) for target in targets)
-
-
-def _named_by_caller(target: cst.BaseExpression, params: dict[str, cst.Param]) -> bool:
-    if isinstance(target, cst.Name) and target.value in params:
-        default = params[target.value].default
-        if default is None:
-            return True
-        return isinstance(default, cst.SimpleString) and "cuda" in default.evaluated_value  # type: ignore[operator]
-    if isinstance(target, cst.Attribute) and target.attr.value == "device" and isinstance(target.value, cst.Name):
-        return target.value.value in params and target.value.value in _OPTION_OBJECTS
-    return False
 
 
 def _derived_from_caller_placed(info: ClassInfo, attr: str, defining: AttrAssignment, family: Family) -> Optional[str]:

@@ -56,10 +56,12 @@ class TensorAttribute(Rule):
     a base in any file, a `self.device` or `self._device` they keep, or a base in another file keeps
     for tensors the class builds there from its own state, never one stored as a caller gave it,
     moved again by a method, or asking for gradients), a project that sets its
-    default device), tensors built in `__init__` on a device its caller must name and that no
-    method moves again (a `device` argument without a default or with a GPU default such as
-    `"cuda:0"`, or `args.device` of the options object it is given; a `None` or `"cpu"` default
-    stays a finding), results of the current call computed from the module's own tensors or what
+    default device), tensors built in `__init__` on a device the program names and that no
+    method moves again (a `device` argument whatever its default, `args.device` of an options
+    object it is given or keeps, a rank, a package's configured device such as `flair.device`;
+    a literal `"cuda"`, a name bound to `torch.device("cuda" if torch.cuda.is_available() else
+    "cpu")`, and the device of the module's own weights, which is the host while `__init__`
+    runs, stay findings), results of the current call computed from the module's own tensors or what
     its submodules return, values handed on as `list(self.sizes)`, tensors a holding module moves along in its own `_apply()` (YOLO's
     `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
     file that imports it), tensors built only after construction by a method the project calls
