@@ -399,10 +399,20 @@ FRESH23 = _repositories("""
     pyg-team/pytorch_geometric Denys88/rl_games mahmoodlab/CLAM Coder-Yu/SELFRec KimMeen/Time-LLM
     autonomousvision/occupancy_networks fishaudio/fish-speech nicklashansen/tdmpc2 e3nn/e3nn
 """)
+FRESH24 = _repositories("""
+    open-mmlab/mmyolo facebookresearch/detr fundamentalvision/Deformable-DETR openai/guided-diffusion
+    crowsonkb/k-diffusion pdebench/PDEBench mir-group/nequip zhouhaoyi/Informer2020
+    AIStream-Peelout/flow-forecast erikwijmans/Pointnet2_PyTorch Pang-Yatian/Point-MAE
+    facebookresearch/dinov2 facebookresearch/encodec descriptinc/descript-audio-codec jaywalnut310/vits
+    NVIDIA/tacotron2 NVlabs/edm rtqichen/ffjord probabilists/zuko openai/shap-e openai/point-e
+    jasonppy/VoiceCraft 2noise/ChatTTS facebookresearch/esm dvlab-research/Stratified-Transformer
+    rtqichen/residual-flows microsoft/Swin-Transformer eriklindernoren/PyTorch-GAN
+    zongyi-li/fourier_neural_operator NVIDIA/MinkowskiEngine
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
-    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23,
+    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24,
 }
 
 

@@ -320,3 +320,16 @@ def test_every_tensor_name_torch_nn_layers_own_is_held_back() -> None:
     subclass.register_buffer("weight_mask_kernel", torch.ones(1), persistent=False)  # not owned: no KeyError
     with pytest.raises(KeyError):
         subclass.register_buffer("weight", torch.ones(1))
+
+
+def test_registering_before_the_instance_dictionary_is_rewritten_loses_the_buffer(tmp_path: Path) -> None:
+    """`self.__dict__.update(stem.__dict__)` brings the stem's `_buffers` table: the kernels
+    registered just before are gone, and forward raises."""
+    text = _source("dict_rewrite.py")
+    line = "        self.kernels = torch.eye(4).view(4, 1, 2, 2).repeat(3, 1, 1, 1)"
+    x = torch.randn(1, 3, 8, 8)
+    original = load_text(text, tmp_path)
+    assert original.Unfold(original.Stem())(x).shape == (1, 4, 4, 4)
+    naive = _naive(text, line, _register(line), tmp_path)
+    with pytest.raises(AttributeError, match="kernels"):
+        naive.Unfold(naive.Stem())(x)

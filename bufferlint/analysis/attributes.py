@@ -25,6 +25,7 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name
 from bufferlint.analysis.forward import forward_facts
+from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.never_given import given_parameters, never_given
 from bufferlint.analysis.paths import enclosing
@@ -190,11 +191,7 @@ class ClassAttributes:
 
     def _trainable(self, attr: str) -> bool:
         """A value of `self.<attr>` asks for gradients (`torch.randn(..., requires_grad=True)`)."""
-        return any(
-            arg.keyword is not None and arg.keyword.value == "requires_grad" and not is_name(arg.value, "False")
-            for a in self.info.assignments_to(attr) if a.value is not None
-            for arg in nodes_of(a.value, cst.Arg)
-        )
+        return any(a.value is not None and asks_for_grad(a.value) for a in self.info.assignments_to(attr))
 
     def _built_in_device_context(self, attr: str) -> Optional[str]:
         """gpt-fast's `with torch.device(device): model.setup_caches(...)`: every tensor the

@@ -16,7 +16,8 @@ forward path first, then every other method of the class and of its subclasses i
   CUDA index into a CPU tensor; other methods may be given host-side lists and masks).
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
-`.tolist()`, `.cpu()`), indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
+`.tolist()`, `.cpu()`, `int()`, unpacked into a call's arguments: `x.view(b, *self.shape)`),
+indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
 arguments (`pack_padded_sequence` lengths), arguments that a custom `torch.autograd.Function` of
 the file only reads on the host (`dt.item()` as a kernel launch argument), and 0-dim tensors
 (CUDA accepts them next to its own).
@@ -242,6 +243,9 @@ class _Reader:
             operands = self._passed_along(node)
         if operands and isinstance(node, cst.Call):
             host = {id(node.args[i].value) for i in _host_only_arguments(facts, node) if i < len(node.args)}
+            # `x.view(b, *self.shape)`: unpacked, a tensor hands over its elements, 0-dim tensors
+            # (read as sizes, or accepted by CUDA beside its own)
+            host.update(id(arg.value) for arg in node.args if arg.star)
             operands = [op for op in operands if id(op) not in host]
         if not operands:
             return frozenset()

@@ -35,6 +35,20 @@ def argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.BaseEx
     return positional[position].value if len(positional) > position else None
 
 
+def asks_for_grad(value: cst.BaseExpression) -> bool:
+    """`value` is built asking for gradients: `requires_grad=` or `.requires_grad_()` with a
+    flag other than a literal False."""
+    for node in nodes_of(value, (cst.Arg, cst.Call)):
+        if isinstance(node, cst.Arg):
+            if node.keyword is not None and node.keyword.value == "requires_grad" and not is_literal(node.value, "False"):
+                return True
+        elif isinstance(node, cst.Call):
+            flag = requires_grad_flag(node)
+            if flag is not None and not is_literal(flag, "False"):
+                return True
+    return False
+
+
 def method_name(call: cst.Call) -> Optional[str]:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 

@@ -8,7 +8,8 @@ the fix is offered only with `--unsafe-fixes`. `notes` are mentioned and keep th
 message of a finding names the first obligation that failed.
 
 The obligations (the rules' docs list them too):
-1. the class is not a ScriptModule and has no `register_buffer` of its own;
+1. the class is not a ScriptModule, has no `register_buffer` of its own, and does not rewrite
+   its instance dictionary wholesale (`self.__dict__.update(other.__dict__)` replaces `_buffers`);
 2. the name is not a property, method, class attribute, parameter or deleted attribute, in the
    class or its bases, and a torch.nn base does not own it;
 3. nothing binds the name before the registration runs: the statements of `__init__` before it,
@@ -43,6 +44,7 @@ from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, threshold_use
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.init_order import prior_binding
 from bufferlint.analysis.intent import Family
 from bufferlint.analysis.names import dotted_name
@@ -104,6 +106,36 @@ def _class_hazards(info: ClassInfo, hazards: Hazards) -> None:
         hazards.blocking.append("ScriptModule subclasses do not support non-persistent buffers")
     if info.defines_register_buffer():
         hazards.blocking.append("the class or a base defines its own register_buffer")
+    rewrite = _dict_rewrite(info)
+    if rewrite is not None:
+        hazards.blocking.append(f"`{rewrite}` rewrites the instance's attributes wholesale: from another module it replaces the `_buffers` table, and the registration is lost")
+
+
+def _dict_rewrite(info: ClassInfo) -> Optional[str]:
+    """`self.__dict__.update(other.__dict__)`, `self.__dict__ = ...` or `vars(self).update(...)`
+    in a method of the class or a base of the file, as written."""
+    for owner in (info, *info.ancestors()):
+        for func in owner.methods.values():
+            me = self_name(func)
+            for node in nodes_of(func.body, (cst.Call, cst.AssignTarget)):
+                target = _rewritten(node)
+                if target is not None and _instance_dict(target, me):
+                    return cst.Module([]).code_for_node(node).strip().splitlines()[0]
+    return None
+
+
+def _rewritten(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """What `node` rewrites wholesale: `<d>` of `<d>.update(...)` or of `<d> = ...`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
+        return node.func.value
+    return node.target if isinstance(node, cst.AssignTarget) else None
+
+
+def _instance_dict(node: cst.BaseExpression, me: Optional[str]) -> bool:
+    """`self.__dict__` or `vars(self)`."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "__dict__" and is_name(node.value, me or "")
+    return isinstance(node, cst.Call) and is_name(node.func, "vars") and len(node.args) == 1 and is_name(node.args[0].value, me or "")
 
 
 def _name_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
@@ -223,7 +255,7 @@ def _constructor_hazards(info: ClassInfo, anchor: Optional[cst.BaseSmallStatemen
 def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) -> None:
     value = defining.value
     assert value is not None
-    if _requires_grad(value):
+    if asks_for_grad(value):
         hazards.blocking.append("the tensor requires grad (use nn.Parameter to train it)")
     derived = _derived_from_module_state(info, defining)
     if derived is not None:
@@ -414,16 +446,6 @@ def _constructor_calls(analysis: FileAnalysis) -> list[tuple[cst.Call, str]]:
 
 
 _CONSTRUCTORS_ATTR = "_bufferlint_constructor_calls"
-
-
-def _requires_grad(value: cst.BaseExpression) -> bool:
-    for node in nodes_of(value, (cst.Arg, cst.Call)):
-        if isinstance(node, cst.Arg):
-            if node.keyword is not None and node.keyword.value == "requires_grad" and is_name(node.value, "True"):
-                return True
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
-            return True
-    return False
 
 
 def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Optional[str]:

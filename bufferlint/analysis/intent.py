@@ -16,6 +16,8 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.grad import asks_for_grad
+from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.named_device import fixed_device_names, on_named_device
 from bufferlint.analysis.tensors import Scope
 from bufferlint.analysis.walk import is_name, nodes_of
@@ -391,7 +393,9 @@ def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
 
 def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Never a tensor while constructing, and (re)built by a method every time it runs (a branch
-    on a setting counts; a guard on the attribute itself makes a lazy constant): a value of the
+    on a setting counts; a guard on the attribute itself makes a lazy constant, unless what it
+    caches is computed from the parameters or submodules: `self.delta = self.lora_b.weight @
+    self.lora_a.weight` under `if self.delta is None`, cleared when training): a value of the
     current call (a sampled mask, a random count, a discretisation of the parameters), not state
     the module should carry."""
     if _tensor_at_init(info, attr):
@@ -400,12 +404,53 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     state = _module_state(info)
     placed = [
         a for a in tensors
-        if a.value is not None and not (a.site.nested and _guarded_by_itself(a)) and _placed(a, state)
+        if a.value is not None and _placed(a, state)
+        and not (a.site.nested and _guarded_by_itself(a) and not _reads_trained_state(a, info))
         and not _mentions_self_attr(a.value, a.scope.self_name, attr)  # `self.k = torch.as_tensor(self.k, device=...)`: a move
     ]
     if placed:
         return f"{placed[0].method.name.value}() rebuilds it on every call where the module's tensors live"
     return None
+
+
+def _reads_trained_state(assignment: AttrAssignment, info: ClassInfo) -> bool:
+    """The value reads a parameter or a submodule, itself or through a method of the class that does."""
+    me, trained = assignment.scope.self_name, info.parameters | info.submodules
+    value = assignment.value
+    assert value is not None
+    if _reads_state(value, me, frozenset(trained)):
+        return True
+    for call in nodes_of(value, cst.Call):
+        helper = info.methods.get(call.func.attr.value) if _is_self_attr(call.func, me) else None  # type: ignore[attr-defined]
+        if helper is not None and _reads_state(helper.body, self_name(helper), frozenset(trained)):
+            return True
+    return False
+
+
+def _optimisation_variable(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Only built after construction, asking for gradients each time, and handed to an optimizer
+    there (`self.lam = torch.tensor(1.0, requires_grad=True)`, `torch.optim.Adam([self.lam])`):
+    a variable of the optimisation that method runs, made afresh for each run, not module state."""
+    tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and not a.augmented]
+    init_time = init_time_methods(info)
+    if not tensors or any(
+        a.value is None or a.method.name.value in init_time or not asks_for_grad(a.value)
+        or not _optimised_in(a.method, a.scope.self_name, attr) for a in tensors
+    ):
+        return None
+    return f"{tensors[0].method.name.value}() builds it asking for gradients and hands it to an optimizer: a variable of the optimisation it runs"
+
+
+def _optimised_in(func: cst.FunctionDef, me: Optional[str], attr: str) -> bool:
+    """`func` hands `self.<attr>` to an optimizer (`torch.optim.Adam([self.lam], ...)`)."""
+    for call in nodes_of(func.body, cst.Call):
+        name = dotted_name(call.func) or ""
+        if ("optim" in name or name.rsplit(".", 1)[-1] in _OPTIMIZERS) and any(_mentions_self_attr(arg.value, me, attr) for arg in call.args):
+            return True
+    return False
+
+
+_OPTIMIZERS = frozenset("SGD Adam AdamW Adagrad Adadelta Adamax RMSprop LBFGS NAdam RAdam".split())
 
 
 def _lazy_on_own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -479,7 +524,7 @@ def _places(value: cst.CSTNode, scope: Scope) -> bool:
     return False
 
 
-def _reads_state(value: cst.BaseExpression, me: Optional[str], state: frozenset[str]) -> bool:
+def _reads_state(value: cst.CSTNode, me: Optional[str], state: frozenset[str]) -> bool:
     """`self.a * self.b` or `self.agg(x)` with `a`, `b`, `agg` among `state`."""
     return me is not None and any(
         isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in state for node in iter_nodes(value)
@@ -775,6 +820,6 @@ def given_device(info: ClassInfo) -> Optional[str]:
 
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
-    _input_derived, _shape_cache, _per_call_state, _lazy_on_own_device, _construction_only, _kept_on_host,
+    _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _kept_on_host,
     _placed_by_choice, _caller_placed,
 )

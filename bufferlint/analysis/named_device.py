@@ -167,18 +167,32 @@ def _local_values(init: cst.FunctionDef, name: str) -> Iterator[cst.BaseExpressi
 
 
 def _names_device_attribute(target: cst.Attribute, context: _Context) -> bool:
-    """`args.device`, `flair.device`, `x.device` of an argument, or a setting the class keeps
+    """`args.device`, `flair.device`, `x.device` of an argument, the device of a module the
+    caller gives (`next(wrapped.parameters()).device`), or a setting the class keeps
     (`self.params.device`, `self.device = device`); not the device of the module's own tensors."""
     root = target
     chain: list[str] = []
     while isinstance(root, cst.Attribute):
         chain.append(root.attr.value)
         root = root.value  # type: ignore[assignment]
+    me = _self_name(context.init)
+    if isinstance(root, cst.Call):
+        # `next(wrapped.parameters()).device`: where a module the caller gives lives
+        return chain == ["device"] and _reads_argument(root, context.init) and not _mentions(root, me)
     if not isinstance(root, cst.Name):
         return False
-    if root.value != _self_name(context.init):
+    if root.value != me:
         return True
     return _kept_setting(context.info, chain[-1])
+
+
+def _reads_argument(node: cst.CSTNode, init: cst.FunctionDef) -> bool:
+    params = {p.name.value for p in (*init.params.params[1:], *init.params.kwonly_params)}
+    return any(name.value in params for name in nodes_of(node, cst.Name))
+
+
+def _mentions(node: cst.CSTNode, name: Optional[str]) -> bool:
+    return name is not None and any(n.value == name for n in nodes_of(node, cst.Name))
 
 
 def _self_name(init: cst.FunctionDef) -> Optional[str]:

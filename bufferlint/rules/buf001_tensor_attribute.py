@@ -45,11 +45,13 @@ class TensorAttribute(Rule):
     method, a submodule call, a helper given both, unless it is a function of the file that first
     rebuilds that input on the host with `torch.tensor([...])`), `forward` moves it per call, it is indexed with
     an index from the input's device, or `forward` or a public method returns it. Not reported:
-    a tensor only read for its metadata or on the host (`.shape`, `.item()`, `torch.multinomial`
-    weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
+    a tensor only read for its metadata or on the host (`.shape`, `.item()`, `int()`,
+    unpacked into a call's arguments as sizes, `torch.multinomial` weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
-    shape, state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
+    shape, a cache computed from the parameters (`if self.delta is None: self.delta = self.up.weight
+    @ self.down.weight`), a tensor a method builds asking for gradients and hands to its own
+    optimizer (a multiplier re-created for every run), state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
     a table built once on first use with the device of the module's own tensors
     (`if self.idx is None: self.idx = torch.tensor(..., device=self.codes.device)`),
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
@@ -82,7 +84,9 @@ class TensorAttribute(Rule):
     fills the buffer). The fix is safe only when the analysis proves every obligation below;
     one it disproves means no fix, one it cannot prove makes the fix unsafe, and the message
     names it.
-    1. The class is no `ScriptModule` and has no `register_buffer` of its own (no fix).
+    1. The class is no `ScriptModule`, has no `register_buffer` of its own, and does not rewrite
+       its instance dictionary wholesale (`self.__dict__.update(stem.__dict__)` brings another
+       module's `_buffers` table and drops the registration) (no fix).
     2. The name is no property, method, class attribute, parameter or deleted attribute of the
        class or a base, and no torch.nn base owns it (`weight`, `bias`...) (no fix).
     3. Nothing binds the name before the registration runs, or `register_buffer` raises
