@@ -222,8 +222,10 @@ def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
         ("import torch\n\n\ndef widen(model, p):\n    kept = model.adapter.gate\n    model.adapter.gate = p\n    return kept\n", "train.py:6"),
         ("class Other:\n    def __init__(self):\n        self.gate = 1\n", None),  # its own attribute
         ("def show(model):\n    print(model.adapter.gate == 0)\n", None),  # a comparison sets nothing
+        ("import torch\n\n\ndef configure(args):\n    args.gate = 0.5\n", None),  # a setting of the program, no module
+        ("import torch\n\n\ndef setup(trainer):\n    trainer.cfg.gate = 0.5\n", None),
     ],
-    ids=["swapped-by-a-script", "own-attribute-of-another-class", "compared"],
+    ids=["swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object"],
 )
 def test_a_frozen_parameter_set_from_outside_has_no_fix(
     script: str, site: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

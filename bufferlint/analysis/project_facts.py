@@ -78,6 +78,8 @@ _DEVICE_CONTEXT = re.compile(rb"\bwith\b[^\n:]*device")
 _SET_FROM_OUTSIDE = re.compile(
     rb"(?m)^[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*)\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
 )
+# Names of objects that carry a program's settings (`args.eos = 2`): setting one sets no module's attribute.
+_SETTINGS_OBJECTS = frozenset(b"args opt opts option options config cfg conf configs hparams hps settings".split())
 _COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
@@ -213,10 +215,12 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
 
 
 def _set_from_outside(source: bytes) -> tuple[tuple[str, int], ...]:
-    """Attribute names the file sets on objects other than `self`/`cls`, each with its first line."""
+    """Attribute names the file sets on objects other than `self`/`cls`, each with its first line;
+    not on an object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module."""
     first: dict[str, int] = {}
     for match in _SET_FROM_OUTSIDE.finditer(source):
-        if match.group(1) in (b"self", b"cls"):
+        holder = match.group(1)
+        if holder in (b"self", b"cls") or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
             continue
         name = match.group(2).decode("ascii")
         if name not in first:
