@@ -391,28 +391,37 @@ FRESH22 = _repositories("""
     microsoft/torchgeo torchmd/torchmd-net
 """)
 FRESH23 = _repositories("""
-    vwxyzjn/cleanrl DLR-RM/stable-baselines3 LibCity/Bigscity-LibCity datawhalechina/torch-rechub
-    real-stanford/diffusion_policy MIC-DKFZ/nnUNet open-mmlab/mmhuman3d pyannote/pyannote-audio
-    facebookresearch/demucs ZFTurbo/Music-Source-Separation-Training UKPLab/sentence-transformers
-    pykeen/pykeen ACEsuit/mace atomistic-machine-learning/schnetpack aqlaboratory/openfold
-    lululxvi/deepxde microsoft/pdearena mit-han-lab/torchsparse open-mmlab/mmpose
-    pyg-team/pytorch_geometric Denys88/rl_games mahmoodlab/CLAM Coder-Yu/SELFRec KimMeen/Time-LLM
-    autonomousvision/occupancy_networks fishaudio/fish-speech nicklashansen/tdmpc2 e3nn/e3nn
+    LibCity/Bigscity-LibCity datawhalechina/torch-rechub open-mmlab/mmhuman3d
+    ZFTurbo/Music-Source-Separation-Training UKPLab/sentence-transformers lululxvi/deepxde
+    microsoft/pdearena mit-han-lab/torchsparse Denys88/rl_games mahmoodlab/CLAM Coder-Yu/SELFRec
+    KimMeen/Time-LLM autonomousvision/occupancy_networks nicklashansen/tdmpc2
 """)
 FRESH24 = _repositories("""
-    open-mmlab/mmyolo facebookresearch/detr fundamentalvision/Deformable-DETR openai/guided-diffusion
-    crowsonkb/k-diffusion pdebench/PDEBench mir-group/nequip zhouhaoyi/Informer2020
-    AIStream-Peelout/flow-forecast erikwijmans/Pointnet2_PyTorch Pang-Yatian/Point-MAE
-    facebookresearch/dinov2 facebookresearch/encodec descriptinc/descript-audio-codec jaywalnut310/vits
-    NVIDIA/tacotron2 NVlabs/edm rtqichen/ffjord probabilists/zuko openai/shap-e openai/point-e
-    jasonppy/VoiceCraft 2noise/ChatTTS facebookresearch/esm dvlab-research/Stratified-Transformer
-    rtqichen/residual-flows microsoft/Swin-Transformer eriklindernoren/PyTorch-GAN
-    zongyi-li/fourier_neural_operator NVIDIA/MinkowskiEngine
+    open-mmlab/mmyolo pdebench/PDEBench AIStream-Peelout/flow-forecast erikwijmans/Pointnet2_PyTorch
+    Pang-Yatian/Point-MAE rtqichen/ffjord probabilists/zuko jasonppy/VoiceCraft
+    dvlab-research/Stratified-Transformer rtqichen/residual-flows zongyi-li/fourier_neural_operator
+    NVIDIA/MinkowskiEngine
+""")
+FRESH25 = _repositories("""
+    facebookresearch/fastMRI Project-MONAI/GenerativeModels modelscope/FunASR open-mmlab/mmselfsup
+    open-mmlab/mmflow open-mmlab/mmfewshot deepinsight/insightface
+    MIC-DKFZ/dynamic-network-architectures OpenGVLab/VideoMAEv2 fundamentalvision/Uni-Perceiver
+    microsoft/hi-ml ajbrock/BigGAN-PyTorch botaoye/OSTrack autonomousvision/transfuser
+    facebookresearch/meshrcnn hustvl/SparseInst bytedance/music_source_separation microsoft/TRELLIS
+    open-mmlab/mmrazor facebookresearch/textlesslib
+""")
+FRESH26 = _repositories("""
+    mosaicml/llm-foundry huggingface/text-generation-inference kyegomez/zeta bytedance/Protenix
+    gcorso/DiffDock generatebio/chroma microsoft/aurora NVIDIA/torch-harmonics ai2cm/ace
+    microsoft/ClimaX opendilab/LightZero facebookresearch/BenchMARL alex-petrenko/sample-factory
+    google-research/timesfm microsoft/qlib PriorLabs/TabPFN LAMDA-Tabular/TALENT
+    meta-recsys/generative-recommenders HKUDS/SSLRec vislearn/FrEIA sbi-dev/sbi
+    didriknielsen/survae_flows pyt-team/TopoModelX microsoft/mattergen
 """)
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
-    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24,
+    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26,
 }
 
 
@@ -462,7 +471,7 @@ def bufferlint(paths: list[str], *extra: str) -> list[dict]:
 
 
 def survey_repo(name: str, tree: Path) -> RepoResult:
-    result = RepoResult(name, files=sum(1 for _ in tree.rglob("*.py")))
+    result = RepoResult(name, files=sum(1 for p in tree.rglob("*.py") if p.is_file()))
     started = time.monotonic()
     result.findings = [f for f in bufferlint([str(tree)]) if f["code"] != "BUF999"]
     result.seconds = time.monotonic() - started
@@ -477,7 +486,7 @@ def _check_fixes(tree: Path, result: RepoResult) -> None:
     with tempfile.TemporaryDirectory(prefix="bufferlint-survey-") as scratch:
         copy = Path(scratch) / tree.name
         shutil.copytree(tree, copy, symlinks=True, ignore=lambda folder, names: [n for n in names if n.startswith(".bufferlint")])
-        before = {p: p.read_bytes() for p in copy.rglob("*.py")}
+        before = {p: p.read_bytes() for p in copy.rglob("*.py") if p.is_file()}
         remaining = bufferlint([str(copy)], "--fix", "--unsafe-fixes")
         fixable_before = sum(1 for f in result.findings if f["fix"] is not None)
         fixable_after = sum(1 for f in remaining if f["fix"] is not None)
