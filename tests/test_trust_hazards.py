@@ -333,3 +333,19 @@ def test_registering_before_the_instance_dictionary_is_rewritten_loses_the_buffe
     naive = _naive(text, line, _register(line), tmp_path)
     with pytest.raises(AttributeError, match="kernels"):
         naive.Unfold(naive.Stem())(x)
+
+
+def test_a_meta_learning_layer_trains_its_buffers_through_its_leaves(tmp_path: Path) -> None:
+    """`MetaLinear` keeps its weights as buffers asking for gradients: its own step trains them
+    (they change), and the non-leaf tensors it puts back are what a Parameter slot refuses."""
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "buf007" / "meta_learning_leaves.py").read_text()
+    layer = load_text(text, tmp_path).MetaLinear(3, 2)
+    x = torch.randn(4, 3)
+    before = layer.weight.detach().clone()
+    grads = torch.autograd.grad(layer(x).sum(), list(layer.leaves()), create_graph=True)
+    layer.step(grads, lr=0.1)
+    assert not torch.equal(before, layer.weight.detach())
+    assert not layer.weight.is_leaf
+    as_parameter = torch.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match="cannot assign"):
+        as_parameter.weight = layer.weight

@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bufferlint.analysis import torch_api
+from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import iter_sites
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import nodes_of
@@ -47,6 +48,30 @@ def asks_for_grad(value: cst.BaseExpression) -> bool:
             if flag is not None and not is_literal(flag, "False"):
                 return True
     return False
+
+
+def leaf_lister(info: ClassInfo, name: str) -> Optional[str]:
+    """A method of the class or a base of the file that returns `self.<name>` paired with its
+    name (`return [("weight", self.weight), ...]`): a meta-learning module's `named_leaves()`,
+    through which its own update step trains the tensors it keeps as buffers."""
+    for owner in (info, *info.ancestors()):
+        for method_name_, func in owner.methods.items():
+            me = func.params.params[0].name.value if func.params.params else None
+            for ret in nodes_of(func.body, cst.Return):
+                if ret.value is not None and any(_named_pair(pair, me, name) for pair in nodes_of(ret.value, cst.Tuple)):
+                    return f"{owner.name}.{method_name_}()"
+    return None
+
+
+def _named_pair(pair: cst.Tuple, me: Optional[str], name: str) -> bool:
+    """`("weight", self.weight)`."""
+    if len(pair.elements) != 2 or me is None:
+        return False
+    label, value = pair.elements[0].value, pair.elements[1].value
+    return (
+        isinstance(label, cst.SimpleString) and label.evaluated_value == name
+        and isinstance(value, cst.Attribute) and is_literal(value.value, me) and value.attr.value == name
+    )
 
 
 def method_name(call: cst.Call) -> Optional[str]:

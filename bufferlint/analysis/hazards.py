@@ -18,7 +18,8 @@ The obligations (the rules' docs list them too):
 4. it is registered after `super().__init__()`, and no base constructor runs after it;
 5. every value the class assigns to it is a tensor or None;
 6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
-   or alias an argument or another attribute, and it is not handed to another module;
+   or alias an argument or another attribute, and it is not handed to another module; nor is it
+   a randomly initialised `weight`/`bias`, which may be a forgotten nn.Parameter (unsafe);
 7. its dtype may follow the module: not complex, not bucket boundaries and not pinned with an
    explicit dtype (disproved: no fix), not compared with data as a threshold (unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
@@ -263,6 +264,11 @@ def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) 
     alias = next((a for a in map(_alias_of_argument, info.assignments_to(defining.attr)) if a is not None), None)
     if alias is not None:
         hazards.unsafe.append(f"the value aliases `{alias}`: after .to() the buffer is a separate copy")
+    if _random_weight(defining.attr, value):
+        hazards.unsafe.append(
+            f"`{defining.attr}` is randomly initialised under a weight's name: that it is a constant, not a layer's "
+            "weight left out of nn.Parameter (which a buffer would keep from training), is not proved"
+        )
     if _large_constant(value) or _is_mask(defining.attr, value):
         hazards.notes.append("note: .half() will cast it to float16 (large constants overflow to inf)")
 
@@ -446,6 +452,18 @@ def _constructor_calls(analysis: FileAnalysis) -> list[tuple[cst.Call, str]]:
 
 
 _CONSTRUCTORS_ATTR = "_bufferlint_constructor_calls"
+
+
+_WEIGHT_NAME = re.compile(r"^_?(weight|bias|w|b)$|_(weight|bias)$", re.IGNORECASE)
+_RANDOM_FACTORIES = frozenset("randn rand empty normal randn_like rand_like empty_like".split())
+
+
+def _random_weight(attr: str, value: cst.BaseExpression) -> bool:
+    """`self.weight = torch.randn(n, m)`: a layer's weight that never became a parameter, by
+    every sign a reader has (a forgotten `nn.Parameter`, or a fixed random projection)."""
+    if not _WEIGHT_NAME.search(attr):
+        return False
+    return any((dotted_name(call.func) or "").rsplit(".", 1)[-1] in _RANDOM_FACTORIES for call in nodes_of(value, cst.Call))
 
 
 def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Optional[str]:

@@ -508,7 +508,7 @@ def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> 
     assert value is not None
     if _places(value, assignment.scope) or _reads_state(value, assignment.scope.self_name, state):
         return True
-    derived = _state_locals(assignment)
+    derived = _state_locals(assignment, state)
     return bool(derived) and any(isinstance(node, cst.Name) and node.value in derived for node in iter_nodes(value))
 
 
@@ -531,8 +531,9 @@ def _reads_state(value: cst.CSTNode, me: Optional[str], state: frozenset[str]) -
     )
 
 
-def _state_locals(assignment: AttrAssignment) -> set[str]:
-    """Locals assigned, before `assignment`, from the module's own tensors or from such locals."""
+def _state_locals(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> set[str]:
+    """Locals assigned, before `assignment`, from the module's own tensors, its submodules'
+    weights (`[self.users.weight]`, `state`) or from such locals."""
     derived: set[str] = set()
     for site in iter_sites(assignment.method):
         small = site.small
@@ -543,7 +544,10 @@ def _state_locals(assignment: AttrAssignment) -> set[str]:
             continue
         # `dt, A, B = self._get_params()`: what a method of the module hands back comes from its state
         from_method = isinstance(value, cst.Call) and _is_self_attr(value.func, assignment.scope.self_name)
-        if from_method or _places(value, assignment.scope) or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value)):
+        if (
+            from_method or _places(value, assignment.scope) or _reads_state(value, assignment.scope.self_name, state)
+            or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value))
+        ):
             for target in _targets(small):
                 derived.update(stored_names(target))
     return derived

@@ -1,8 +1,9 @@
 """Moves of `self.<attr>` on the forward path that are not a tensor copied on every call.
 
 BUF002 reports `self.t.to(x.device)` in forward. It stays silent when:
-- the attribute is evidently not a tensor: it is called (`self.resampler(x)`, `self.feats[k](x)`:
-  a submodule the class did not register), or it holds a container (`[model]`, `{}`) and is
+- the attribute is evidently not a tensor: it is called (`self.resampler(x)`, `self.feats[k](x)`,
+  `self.encoder.to(x.device)(x)`: a submodule the class did not register), asked for what only a
+  module has (`.parameters()`, `.forward(...)`, `.eval()`), or it holds a container (`[model]`, `{}`) and is
   never assigned a tensor; a container of tensors is BUF009's finding;
 - the move's result is dropped (`self.feats[k].to(x.device)` as a statement): only a module
   moves in place, a tensor's `.to()` returns a copy;
@@ -40,7 +41,7 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
             if assignment.value is not None and _is_container(assignment.value):
                 return "it holds a container"
     if attr in called:
-        return "it is called, so it is a module or a function"
+        return "it is called or used as a module, so it is a module or a function"
     return None
 
 
@@ -56,15 +57,38 @@ def _is_container(value: cst.BaseExpression) -> bool:
 
 
 def called_attributes(info: ClassInfo) -> frozenset[str]:
-    """Attributes some method calls: `self.a(x)` or `self.a[k](x)`."""
+    """Attributes some method uses as a module: calls (`self.a(x)`, `self.a[k](x)`, the moved copy
+    `self.a.to(x.device)(x)`), asks for what only a module has (`self.a.parameters()`,
+    `self.a.to(d).forward(x)`), or assigns from such a method (`self.a = model.eval()`)."""
     called: set[str] = set()
     for func in info.methods.values():
         me = self_name(func)
         for node in nodes_of(func.body, cst.Call):
-            attr = _attr_root(node.func, me)
+            callee = node.func
+            if isinstance(callee, cst.Attribute) and callee.attr.value in _MODULE_METHODS:
+                callee = callee.value
+            attr = _attr_root(_unmoved(callee), me)
             if attr is not None:
                 called.add(attr)
+    for assignment in info.assignments:
+        value = assignment.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_METHODS:
+            called.add(assignment.attr)
     return frozenset(called)
+
+
+# Methods an nn.Module has and a tensor has not.
+_MODULE_METHODS = frozenset(
+    "forward eval train parameters named_parameters modules named_modules children named_children "
+    "state_dict load_state_dict zero_grad get_input_embeddings resize_token_embeddings".split()
+)
+
+
+def _unmoved(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`self.a.to(d)` or `self.a.cuda()` -> `self.a`; anything else as it is."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda", "cpu"):
+        node = node.func.value
+    return node
 
 
 def result_dropped(small: cst.BaseSmallStatement, call: cst.Call) -> bool:

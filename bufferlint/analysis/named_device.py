@@ -1,6 +1,6 @@
 """Tensors a class builds on a device the program names: the class places them itself.
 
-`self.window = torch.hann_window(n, device=device)` in `__init__(self, n, device="cpu")`, or
+`self.window = torch.hann_window(n, device=device)` in `__init__(self, n, device)`, or
 `torch.zeros(n).to(self.params.device)`, `torch.zeros(n, device=get_rank())`,
 `torch.zeros(n).to(flair.device)`: the program decides where the tensor lives when it builds the
 module, and builds it there. Maintainers of such code read a "`.to()` leaves it behind" finding
@@ -10,6 +10,10 @@ repositories, such tensors were false alarms in 14 of 19 cases, and every true o
 the spellings below that stay findings.
 
 What does not name a device (and so stays a finding):
+- a `device` argument whose default is None or `"cpu"`: when the caller names nothing, the
+  tensor is built on the host (MONAI's MedianFilter, moved with `.to("cuda:0")` by its tests);
+- anything in a class that registers buffers itself: it relies on `.to()` to place those, and a
+  table built beside them on the caller's device is left behind when they move (botorch);
 - a literal: `"cuda"` is hard-coded (the module cannot run without a GPU), `"cpu"` the host;
 - a name the file binds to an automatic pick, `torch.device("cuda" if torch.cuda.is_available()
   else "cpu")`: the same hard-coding, chosen at import;
@@ -42,8 +46,8 @@ def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[
     be left behind); values computed from the module's state stay where that state is.
     `fixed`: the module-level names bound to a literal or an automatic pick."""
     init = info.init
-    if init is None or defining.value is None:
-        return False
+    if init is None or defining.value is None or info.registered_buffers:
+        return False  # a class that registers its other tables relies on `.to()` to place them
     context = _Context(info, init, fixed)
     if not _all_named(defining.value, context):
         return False
@@ -152,12 +156,23 @@ def _names_device_name(name: str, context: _Context, depth: int) -> bool:
     of it bound only to devices the program names, or a name from elsewhere (`from .config import
     DEVICE`); not one bound to a literal or an automatic pick, here or at module level."""
     init = context.init
-    if name in {p.name.value for p in (*init.params.params, *init.params.kwonly_params)}:
-        return name != _self_name(init)
+    params = {p.name.value: p for p in (*init.params.params, *init.params.kwonly_params)}
+    if name in params:
+        return name != _self_name(init) and not _host_default(params[name].default)
     local_values = list(_local_values(init, name))
     if local_values:
         return all(_names_device(value, context, depth + 1) for value in local_values)
     return name not in context.fixed
+
+
+def _host_default(default: Optional[cst.BaseExpression]) -> bool:
+    """`device=None` or `device="cpu"`: when the caller names nothing, the tensor is built on
+    the host, and a `.to("cuda")` of the module leaves it there (MONAI's MedianFilter)."""
+    if default is None:
+        return False
+    if isinstance(default, cst.Name):
+        return default.value == "None"
+    return isinstance(default, cst.SimpleString) and "cpu" in str(default.evaluated_value)
 
 
 def _local_values(init: cst.FunctionDef, name: str) -> Iterator[cst.BaseExpression]:

@@ -101,8 +101,10 @@ class TensorAttribute(Rule):
     5. Every value the class assigns to it is a tensor or `None`, and the defining statement assigns
        no other name (`self.k = self.v = torch.zeros(n)`: the registration would drop `v`) (no fix).
     6. The value is a fresh tensor: it does not require grad or derive from a parameter or a
-       submodule's weights (no fix), does not alias an argument or another attribute, and is not
-       handed to another module (unsafe).
+       submodule's weights (no fix), does not alias an argument or another attribute, is not
+       handed to another module, and is not a randomly initialised `weight` or `bias`, which may be
+       a layer's weight that never became an nn.Parameter (a buffer would keep it from training)
+       (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
        imaginary part), not bucket boundaries of `torch.bucketize`, and no dtype set on purpose,
        such as `dtype=torch.float32` or `torch.FloatTensor(...)` (no fix); not compared with data as thresholds

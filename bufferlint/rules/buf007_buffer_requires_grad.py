@@ -8,7 +8,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, RegisterBufferCall
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.grad import GradInference, argument
+from bufferlint.analysis.grad import GradInference, argument, leaf_lister
 from bufferlint.analysis.parameters import parameter_reference
 from bufferlint.model import Finding
 from bufferlint.rules.base import Rule
@@ -37,7 +37,10 @@ class BufferRequiresGrad(Rule):
     Not reported: `nn.Parameter(t, requires_grad=False)`, which as a buffer collects no grad and
     is moved and saved like any tensor; a value computed from a parameter where grad is off (a
     method under `@torch.no_grad()`, a `with torch.no_grad():` block), such as a cache gathered
-    from the biases when the module switches to eval mode.
+    from the biases when the module switches to eval mode; a buffer the class lists with its name
+    as a leaf (`def named_leaves(self): return [("weight", self.weight)]`): a meta-learning module
+    keeps its weights as buffers so that its own update step can replace them with non-leaf
+    tensors, which a Parameter slot refuses, and trains them through that list.
 
     ## Fix safety
     No fix: only the author knows whether the tensor was meant to be trained.
@@ -64,6 +67,8 @@ class BufferRequiresGrad(Rule):
         reason = grad.reason(tensor, grad.locals_before(registration.method, registration.site.small))
         if reason is not None and grad.computed_without_grad(tensor, registration.method, registration.site.line):
             return None  # derived from a parameter where grad is off: an eval-mode cache
+        if reason is not None and registration.name is not None and leaf_lister(info, registration.name) is not None:
+            return None  # a meta-learning module lists it as a leaf and trains it through its own update step
         return reason
 
 
