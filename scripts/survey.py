@@ -418,10 +418,21 @@ FRESH26 = _repositories("""
     meta-recsys/generative-recommenders HKUDS/SSLRec vislearn/FrEIA sbi-dev/sbi
     didriknielsen/survae_flows pyt-team/TopoModelX microsoft/mattergen
 """)
+FRESH27 = _repositories("""
+    InterDigitalInc/CompressAI facebookresearch/NeuralCompression advimman/lama lightly-ai/lightly
+    allenai/OLMo-core THUDM/SwissArmyTransformer apple/ml-4m modelscope/3D-Speaker kyutai-labs/moshi
+    resemble-ai/resemble-enhance weiaicunzai/pytorch-cifar100 megvii-research/mdistiller
+    yoshitomo-matsubara/torchdistill zhanghang1989/PyTorch-Encoding cvg/glue-factory
+    mit-han-lab/torchquantum mit-han-lab/gan-compression ChenFengYe/motion-latent-diffusion
+    shubham-goel/4D-Humans PKU-Alignment/omnisafe opendilab/DI-star kengz/SLM-Lab facebookresearch/EGG
+    bytedance/1d-tokenizer FoundationVision/Infinity learningmatter-mit/NeuralForceField aiqm/torchani
+    microsoft/InnerEye-DeepLearning kakaobrain/rq-vae-transformer HazyResearch/zoology sshaoshuai/MTR
+    nv-tlabs/LION CederGroupHub/chgnet microsoft/mattersim EricGuo5513/momask-codes
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
-    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26,
+    "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
 }
 
 
