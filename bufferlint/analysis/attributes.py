@@ -28,6 +28,7 @@ from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.never_given import given_parameters, never_given
+from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.paths import enclosing
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -73,7 +74,8 @@ class ClassAttributes:
         """Why the attribute is no finding whatever its uses, or None."""
         reason = deliberate_reason(self.info, attr, self.defining.get(attr), self.family)
         return (
-            reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._project_reason(attr)
+            reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._made_parameter_by_loop(attr)
+            or self._project_reason(attr)
             or self._zero_dim(attr) or self._by_design() or never_given(self.analysis, self.info, attr)
             or given_parameters(self.analysis, self.info, attr)
         )
@@ -105,6 +107,17 @@ class ClassAttributes:
         if last.kind in (ValueKind.PARAMETER, ValueKind.BUFFER):
             return f"`{attr}` becomes an {last.kind.value} further down __init__()"
         return f"`{attr}` becomes host values (`.{_host_method(last.value)}()`) further down __init__()"
+
+    def _made_parameter_by_loop(self, attr: str) -> Optional[str]:
+        """`for key in ["d", "c"]: setattr(self, key, nn.Parameter(getattr(self, key)))` further
+        down `__init__`, after every tensor the name is given: what the module keeps is a parameter."""
+        tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR]
+        if not tensors or not all(a.in_init for a in tensors):
+            return None
+        for tensor in tensors:
+            if not any(_sets_parameters_by_name(s, attr, tensor.scope.self_name) for s in _statements_after(tensor.method, tensor.site)):
+                return None
+        return f"`{attr}` becomes an nn.Parameter further down __init__() (`setattr` in a loop over its name)"
 
     def _unseen_registration(self, attr: str) -> Optional[str]:
         """The name may be a buffer already: the class or a base registers buffers under names
@@ -254,6 +267,25 @@ def _replaces_tensor(assignment: AttrAssignment) -> bool:
     if assignment.augmented:
         return False
     return assignment.kind in (ValueKind.PARAMETER, ValueKind.BUFFER) or _host_method(assignment.value) is not None
+
+
+def _sets_parameters_by_name(statement: cst.BaseStatement, attr: str, me: Optional[str]) -> bool:
+    """`for key in [..., "<attr>", ...]:` whose body calls `setattr(self, key, ...)` and builds an
+    `nn.Parameter`."""
+    if not isinstance(statement, cst.For) or not isinstance(statement.target, cst.Name) or me is None:
+        return False
+    names = statement.iter
+    if not isinstance(names, (cst.List, cst.Tuple)) or not any(
+        isinstance(e.value, cst.SimpleString) and e.value.evaluated_value == attr for e in names.elements
+    ):
+        return False
+    key = statement.target.value
+    calls = list(nodes_of(statement.body, cst.Call))
+    sets = any(
+        is_name(c.func, "setattr") and len(c.args) >= 2 and is_name(c.args[0].value, me) and is_name(c.args[1].value, key)
+        for c in calls
+    )
+    return sets and any((dotted_name(c.func) or "").endswith("Parameter") for c in calls)
 
 
 def _statements_after(method: cst.FunctionDef, site: StatementSite) -> list[cst.BaseStatement]:

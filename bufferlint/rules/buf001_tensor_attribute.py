@@ -70,7 +70,8 @@ class TensorAttribute(Rule):
     under `with torch.device(...)` (gpt-fast's `setup_caches()`), names that are buffers already, or may be, registered out of sight (by a
     loop over a list of names, by a base class in any file, by a property's setter, under
     computed names, by a base in a file of the run whose module name another file shares),
-    a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`),
+    a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`)
+    or into a parameter (also by a loop over names: `setattr(self, key, nn.Parameter(...))`),
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives, where no import of the run reaches the class
     (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
