@@ -521,7 +521,17 @@ def _places(value: cst.CSTNode, scope: Scope) -> bool:
             return True
         if isinstance(node, cst.Call) and _is_self_attr(node.func, me) and node.func.attr.value in scope.tensor_methods:  # type: ignore[attr-defined]
             return True
+        if isinstance(node, cst.Call) and _moved_to_own_device(node, me):
+            return True
     return False
+
+
+def _moved_to_own_device(call: cst.Call, me: Optional[str]) -> bool:
+    """`t.to(self.device)`: moved to where the module says it lives."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args and me is not None):
+        return False
+    target = call.args[0].value
+    return isinstance(target, cst.Attribute) and target.attr.value in DEVICE_ATTRS and is_name(target.value, me)
 
 
 def _reads_state(value: cst.CSTNode, me: Optional[str], state: frozenset[str]) -> bool:
@@ -533,24 +543,44 @@ def _reads_state(value: cst.CSTNode, me: Optional[str], state: frozenset[str]) -
 
 def _state_locals(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> set[str]:
     """Locals assigned, before `assignment`, from the module's own tensors, its submodules'
-    weights (`[self.users.weight]`, `state`) or from such locals."""
+    weights (`[self.users.weight]`, `state`) or from such locals, and lists such locals are
+    appended to."""
     derived: set[str] = set()
     for site in iter_sites(assignment.method):
         small = site.small
         if small is assignment.statement:
             break
         value = getattr(small, "value", None)
+        grown = _grown_list(small)
+        if grown is not None:  # `feats.append(f)` with `f` derived: the list holds state too
+            if any(_from_state(arg.value, assignment.scope, state, derived) for arg in grown[1].args):
+                derived.add(grown[0])
+            continue
         if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None:
             continue
         # `dt, A, B = self._get_params()`: what a method of the module hands back comes from its state
         from_method = isinstance(value, cst.Call) and _is_self_attr(value.func, assignment.scope.self_name)
-        if (
-            from_method or _places(value, assignment.scope) or _reads_state(value, assignment.scope.self_name, state)
-            or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value))
-        ):
+        if from_method or _from_state(value, assignment.scope, state, derived):
             for target in _targets(small):
                 derived.update(stored_names(target))
     return derived
+
+
+def _from_state(value: cst.BaseExpression, scope: Scope, state: frozenset[str], derived: set[str]) -> bool:
+    """Placed, read from the module's state, or computed from a local that is."""
+    return (
+        _places(value, scope) or _reads_state(value, scope.self_name, state)
+        or any(isinstance(n, cst.Name) and n.value in derived for n in iter_nodes(value))
+    )
+
+
+def _grown_list(small: cst.BaseSmallStatement) -> Optional[tuple[str, cst.Call]]:
+    """`feats.append(f)` (or `extend`/`insert`) as a statement: the list's name and the call."""
+    call = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+        if call.func.attr.value in ("append", "extend", "insert"):
+            return call.func.value.value, call
+    return None
 
 
 def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
