@@ -24,8 +24,9 @@ Never blanked:
   assignment the analysis reads one thing: whether each name it binds is bound once, to a literal
   (`forward.py`'s module constants). So an assignment stays when its value may be such a literal
   (a number, a string, a tuple, a sign) or a name it binds is bound by another top-level
-  assignment too. One that mentions CUDA stays too (`device = torch.device("cuda" if
-  torch.cuda.is_available() else "cpu")`: a device picked at import, `analysis/named_device.py`);
+  assignment too. One that picks a device stays too (`device = torch.device("cuda" if
+  torch.cuda.is_available() else "cpu")`, `HOST = torch.device("cpu")`: a device fixed at import,
+  `analysis/named_device.py`);
   imports never go.
 - A function is blanked whatever uses it: the only thing the analysis reads of a top-level
   function is whether it returns a tensor (`analysis/returns.py`), and it asks by name. The
@@ -133,14 +134,17 @@ def _blankable_statement(node: ast.stmt, bound: Counter[str]) -> bool:
         return True  # `x: int` binds nothing
     targets = _assignment_targets(node)
     value = getattr(node, "value", None)
-    return bool(targets) and isinstance(value, _NOT_LITERAL) and not _mentions_cuda(value) and all(
+    return bool(targets) and isinstance(value, _NOT_LITERAL) and not _picks_device(value) and all(
         bound[t.id] == 1 for t in targets if isinstance(t, ast.Name)
     )
 
 
-def _mentions_cuda(value: ast.expr) -> bool:
-    """What `named_device.mentions_cuda` reads: a string naming CUDA or `torch.cuda...`."""
+def _picks_device(value: ast.expr) -> bool:
+    """What `named_device.fixed_device_names` reads: a string naming CUDA, `torch.cuda...`, or
+    a `torch.device(...)` built at import."""
     for node in ast.walk(value):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device":
+            return True
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "cuda" in node.value:
             return True
         if isinstance(node, ast.Attribute) and node.attr in ("cuda", "is_available", "current_device"):

@@ -107,7 +107,7 @@ def test_the_fixture_blanks_exactly_the_definitions_it_can() -> None:
         ("A_LONG_MODULE_CONSTANT_NAME = 1234567890123456789\n", False),  # a literal: a module constant
         ("SIZE = compute_the_size(1111111111111111111111111)\nSIZE = 3\n", False),  # bound twice
         ("DEVICE = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n", False),  # a device picked at import
-        ("DEVICE = torch.device(the_options_object_for_the_test.device)\n", True),
+        ("THE_HOST_DEVICE_FOR_THE_TEST = torch.device('cpu')  # fixed\n", False),
         ("x = compute_the_size(111111111111111111111111111111); y = 2\n", False),  # shares its line
         ("try:\n    import apex_amp_module_for_the_test\nexcept ImportError:\n    pass\n", False),
         ("for p in model_instance_for_the_test.parameters():\n    p.requires_grad = False\n", False),

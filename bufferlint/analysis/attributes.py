@@ -23,7 +23,7 @@ from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name
+from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
@@ -280,12 +280,20 @@ def _sets_parameters_by_name(statement: cst.BaseStatement, attr: str, me: Option
     ):
         return False
     key = statement.target.value
-    calls = list(nodes_of(statement.body, cst.Call))
-    sets = any(
-        is_name(c.func, "setattr") and len(c.args) >= 2 and is_name(c.args[0].value, me) and is_name(c.args[1].value, key)
-        for c in calls
-    )
-    return sets and any((dotted_name(c.func) or "").endswith("Parameter") for c in calls)
+    made = {  # locals of the loop body bound to `nn.Parameter(...)`
+        name for assign in nodes_of(statement.body, cst.Assign) if _makes_parameter(assign.value)
+        for target in assign.targets for name in stored_names(target.target)
+    }
+    for call in nodes_of(statement.body, cst.Call):
+        if is_name(call.func, "setattr") and len(call.args) == 3 and is_name(call.args[0].value, me) and is_name(call.args[1].value, key):
+            value = call.args[2].value
+            if _makes_parameter(value) or (isinstance(value, cst.Name) and value.value in made):
+                return True
+    return False
+
+
+def _makes_parameter(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("Parameter")
 
 
 def _statements_after(method: cst.FunctionDef, site: StatementSite) -> list[cst.BaseStatement]:

@@ -16,7 +16,7 @@ forward path first, then every other method of the class and of its subclasses i
   CUDA index into a CPU tensor; other methods may be given host-side lists and masks).
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
-`.tolist()`, `.cpu()`, `int()`, unpacked into a call's arguments: `x.view(b, *self.shape)`),
+`.tolist()`, `.cpu()`, `int()`, unpacked into the sizes of a call: `x.view(b, *self.shape)`),
 indexing another tensor with it (CUDA accepts CPU index tensors), CPU-only
 arguments (`pack_padded_sequence` lengths), arguments that a custom `torch.autograd.Function` of
 the file only reads on the host (`dt.item()` as a kernel launch argument), and 0-dim tensors
@@ -243,9 +243,10 @@ class _Reader:
             operands = self._passed_along(node)
         if operands and isinstance(node, cst.Call):
             host = {id(node.args[i].value) for i in _host_only_arguments(facts, node) if i < len(node.args)}
-            # `x.view(b, *self.shape)`: unpacked, a tensor hands over its elements, 0-dim tensors
-            # (read as sizes, or accepted by CUDA beside its own)
-            host.update(id(arg.value) for arg in node.args if arg.star)
+            # `x.view(b, *self.shape)`: unpacked into a call that takes sizes, a tensor hands over
+            # its elements, read as ints (another call would get its rows, tensors like it)
+            if _takes_sizes(node):
+                host.update(id(arg.value) for arg in node.args if arg.star)
             operands = [op for op in operands if id(op) not in host]
         if not operands:
             return frozenset()
@@ -299,6 +300,19 @@ class _Reader:
 
 
 # Factories whose result stays on the host unless given `device=`.
+# Calls whose positional arguments are sizes (a tensor unpacked into them gives Python ints).
+_SIZE_CALLS = frozenset(
+    "view reshape expand repeat permute tile new_zeros new_ones new_empty new_full "
+    "zeros ones empty full rand randn randint Size".split()
+)
+
+
+def _takes_sizes(call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _SIZE_CALLS
+
+
 _HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"))
 
 

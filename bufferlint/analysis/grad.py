@@ -13,7 +13,7 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.flow import iter_sites
+from bufferlint.analysis.flow import iter_sites, self_name
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import nodes_of
 
@@ -55,11 +55,11 @@ def leaf_lister(info: ClassInfo, name: str) -> Optional[str]:
     name (`return [("weight", self.weight), ...]`): a meta-learning module's `named_leaves()`,
     through which its own update step trains the tensors it keeps as buffers."""
     for owner in (info, *info.ancestors()):
-        for method_name_, func in owner.methods.items():
-            me = func.params.params[0].name.value if func.params.params else None
+        for lister, func in owner.methods.items():
+            me = self_name(func)
             for ret in nodes_of(func.body, cst.Return):
                 if ret.value is not None and any(_named_pair(pair, me, name) for pair in nodes_of(ret.value, cst.Tuple)):
-                    return f"{owner.name}.{method_name_}()"
+                    return f"{owner.name}.{lister}()"
     return None
 
 

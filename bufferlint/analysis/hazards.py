@@ -116,20 +116,33 @@ def _dict_rewrite(info: ClassInfo) -> Optional[str]:
     """`self.__dict__.update(other.__dict__)`, `self.__dict__ = ...` or `vars(self).update(...)`
     in a method of the class or a base of the file, as written."""
     for owner in (info, *info.ancestors()):
-        for func in owner.methods.values():
+        for name, func in owner.methods.items():
+            if name == "__setstate__":
+                continue  # the state it restores holds the module's own `_buffers`
             me = self_name(func)
-            for node in nodes_of(func.body, (cst.Call, cst.AssignTarget)):
-                target = _rewritten(node)
-                if target is not None and _instance_dict(target, me):
+            for node in nodes_of(func.body, (cst.Call, cst.Assign)):
+                rewritten = _rewritten(node)
+                if rewritten is not None and _instance_dict(rewritten[0], me) and _another_dict(rewritten[1], me):
                     return cst.Module([]).code_for_node(node).strip().splitlines()[0]
     return None
 
 
-def _rewritten(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """What `node` rewrites wholesale: `<d>` of `<d>.update(...)` or of `<d> = ...`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
-        return node.func.value
-    return node.target if isinstance(node, cst.AssignTarget) else None
+def _rewritten(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What `node` rewrites wholesale, and from what: `<d>.update(<s>)` or `<d> = <s>`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "update" and node.args:
+        return node.func.value, node.args[0].value
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        return node.targets[0].target, node.value
+    return None
+
+
+def _another_dict(source: cst.BaseExpression, me: Optional[str]) -> bool:
+    """`other.__dict__` or `vars(other)` (not this instance's own)."""
+    if isinstance(source, cst.Attribute) and source.attr.value == "__dict__":
+        return not is_name(source.value, me or "")
+    if isinstance(source, cst.Call) and is_name(source.func, "vars") and source.args:
+        return not is_name(source.args[0].value, me or "")
+    return False
 
 
 def _instance_dict(node: cst.BaseExpression, me: Optional[str]) -> bool:

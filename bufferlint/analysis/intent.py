@@ -405,12 +405,19 @@ def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignmen
     placed = [
         a for a in tensors
         if a.value is not None and _placed(a, state)
-        and not (a.site.nested and _guarded_by_itself(a) and not _reads_trained_state(a, info))
+        and not (a.site.nested and _guarded_by_itself(a) and not (_reads_trained_state(a, info) and _cleared_later(info, attr)))
         and not _mentions_self_attr(a.value, a.scope.self_name, attr)  # `self.k = torch.as_tensor(self.k, device=...)`: a move
     ]
     if placed:
         return f"{placed[0].method.name.value}() rebuilds it on every call where the module's tensors live"
     return None
+
+
+def _cleared_later(info: ClassInfo, attr: str) -> bool:
+    """A method that runs after construction sets `self.<attr> = None`: the cache is dropped
+    (when training, when the weights change) and rebuilt from the parameters where they are."""
+    init_time = init_time_methods(info)
+    return any(a.kind is ValueKind.NONE and a.method.name.value not in init_time for a in info.assignments_to(attr))
 
 
 def _reads_trained_state(assignment: AttrAssignment, info: ClassInfo) -> bool:
@@ -445,7 +452,8 @@ def _optimised_in(func: cst.FunctionDef, me: Optional[str], attr: str) -> bool:
     """`func` hands `self.<attr>` to an optimizer (`torch.optim.Adam([self.lam], ...)`)."""
     for call in nodes_of(func.body, cst.Call):
         name = dotted_name(call.func) or ""
-        if ("optim" in name or name.rsplit(".", 1)[-1] in _OPTIMIZERS) and any(_mentions_self_attr(arg.value, me, attr) for arg in call.args):
+        optimizer = name.startswith(("torch.optim.", "optim.")) or name.rsplit(".", 1)[-1] in _OPTIMIZERS
+        if optimizer and any(_mentions_self_attr(arg.value, me, attr) for arg in call.args):
             return True
     return False
 

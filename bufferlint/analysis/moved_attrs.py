@@ -72,8 +72,8 @@ def called_attributes(info: ClassInfo) -> frozenset[str]:
                 called.add(attr)
     for assignment in info.assignments:
         value = assignment.value
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_METHODS:
-            called.add(assignment.attr)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("eval", "train"):
+            called.add(assignment.attr)  # `model.eval()` returns the module itself
     return frozenset(called)
 
 

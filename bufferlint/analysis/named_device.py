@@ -18,8 +18,10 @@ What does not name a device (and so stays a finding):
 - a name the file binds to an automatic pick, `torch.device("cuda" if torch.cuda.is_available()
   else "cpu")`: the same hard-coding, chosen at import;
 - the device of the module's own tensors (`self.weight.device` is the host while `__init__`
-  runs, and stays there after `.cuda()`), or a `self.device` the class (or a base outside the
-  linted files) may define as a property;
+  runs, and stays there after `.cuda()`), of a layer `__init__` builds itself, or a `self.device`
+  the class (or a base outside the linted files) may define as a property, or a method or local
+  function may compute;
+- a local bound in a way not followed here (`device, dtype = ...`, a loop, a `with`);
 - a dtype (`.to(torch.float16)`, `.to(dtype)`), which places nothing.
 """
 
@@ -31,6 +33,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.flow import self_name, stored_names
 from bufferlint.analysis.walk import nodes_of
 
 # `.to(<first argument>)` with one of these names converts the dtype, not the device.
@@ -45,19 +48,16 @@ def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[
     other fresh tensor the class assigns to the name (one built on the host in `reset()` would
     be left behind); values computed from the module's state stay where that state is.
     `fixed`: the module-level names bound to a literal or an automatic pick."""
-    init = info.init
-    if init is None or defining.value is None or info.registered_buffers:
+    if info.init is None or defining.value is None or info.registered_buffers:
         return False  # a class that registers its other tables relies on `.to()` to place them
-    context = _Context(info, init, fixed)
-    if not _all_named(defining.value, context):
-        return False
-    for other in info.assignments_to(defining.attr):
-        if other is defining or other.kind is not ValueKind.TENSOR or other.value is None:
+    for assignment in info.assignments_to(defining.attr):
+        if assignment.kind is not ValueKind.TENSOR or assignment.value is None:
             continue
-        if next(_placements(other.value), None) is None:
-            if not _reads_self(other.value, other.scope.self_name):
+        context = _Context(info, assignment.method, fixed)
+        if next(_placements(assignment.value), None) is None:
+            if assignment is defining or not _reads_self(assignment.value, assignment.scope.self_name):
                 return False
-        elif not _all_named(other.value, context):
+        elif not _all_named(assignment.value, context):
             return False
     return True
 
@@ -72,7 +72,8 @@ def _reads_self(value: cst.BaseExpression, me: Optional[str]) -> bool:
 
 
 def fixed_device_names(module: cst.Module) -> frozenset[str]:
-    """Module-level names bound to a literal or to a value that mentions CUDA (`DEVICE = "cpu"`,
+    """Module-level names bound to a literal or to a value that mentions CUDA or builds a
+    `torch.device` from a literal (`DEVICE = "cpu"`, `DEVICE = torch.device("cpu")`,
     `device = torch.device("cuda" if torch.cuda.is_available() else "cpu")`)."""
     names: set[str] = set()
     for statement in module.body:
@@ -84,7 +85,13 @@ def fixed_device_names(module: cst.Module) -> frozenset[str]:
 
 
 def _fixed(value: cst.BaseExpression) -> bool:
-    return isinstance(value, _LITERALS) or mentions_cuda(value)
+    if isinstance(value, _LITERALS) or mentions_cuda(value):
+        return True
+    # `torch.device("cpu")`
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "device"
+        and bool(value.args) and isinstance(value.args[0].value, _LITERALS)
+    )
 
 
 def mentions_cuda(node: cst.CSTNode) -> bool:
@@ -100,25 +107,34 @@ def mentions_cuda(node: cst.CSTNode) -> bool:
 def _bound_names(small: cst.Assign | cst.AnnAssign) -> Iterator[str]:
     targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
     for target in targets:
-        if isinstance(target, cst.Name):
-            yield target.value
+        yield from stored_names(target)
 
 
 def _placements(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """The device expressions of `value`: `device=` arguments and `.to(<first argument>)`."""
+    """The device expressions of `value`: `device=` arguments and `.to(<first argument>)`
+    (`.to(*args)` yields its starred name, which then names nothing proved)."""
     for call in nodes_of(value, cst.Call):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "device":
                 yield arg.value
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args and call.args[0].keyword is None:
-            yield call.args[0].value
+            first = call.args[0]
+            yield cst.Ellipsis() if first.star else first.value
 
 
 @dataclass(frozen=True)
 class _Context:
     info: ClassInfo
-    init: cst.FunctionDef
+    method: cst.FunctionDef  # the method that builds the tensor
     fixed: frozenset[str]
+
+    @property
+    def me(self) -> Optional[str]:
+        return self_name(self.method)
+
+    def params(self) -> dict[str, cst.Param]:
+        p = self.method.params
+        return {param.name.value: param for param in (*p.posonly_params, *p.params, *p.kwonly_params)}
 
 
 def _names_device(target: cst.BaseExpression, context: _Context, depth: int) -> bool:
@@ -129,7 +145,7 @@ def _names_device(target: cst.BaseExpression, context: _Context, depth: int) -> 
     if isinstance(target, cst.Name):
         return _names_device_name(target.value, context, depth)
     if isinstance(target, cst.Attribute):
-        return _names_device_attribute(target, context)
+        return _names_device_attribute(target, context, depth)
     return False
 
 
@@ -144,24 +160,31 @@ def _is_dtype(target: cst.BaseExpression) -> bool:
 
 
 def _names_device_call(call: cst.Call, context: _Context, depth: int) -> bool:
-    """`torch.device(d)` names what `d` names; another call (`get_rank()`) is the program's choice."""
+    """`torch.device(d)` names what `d` names; a function from elsewhere (`get_rank()`) is the
+    program's choice; a method of the class or a function `__init__` defines may compute the
+    device of the module's own tensors, which is the host while it is built."""
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "device":
         return bool(call.args) and _names_device(call.args[0].value, context, depth + 1)
-    return True
+    if _mentions(func, context.me):
+        return False
+    if isinstance(func, cst.Name) and (func.value in context.params() or _bound_locally(context.method, func.value)):
+        return False
+    return not isinstance(func, (cst.Lambda, cst.Call))
 
 
 def _names_device_name(name: str, context: _Context, depth: int) -> bool:
-    """A parameter of `__init__` (whatever its default: the caller may name another), a local
-    of it bound only to devices the program names, or a name from elsewhere (`from .config import
-    DEVICE`); not one bound to a literal or an automatic pick, here or at module level."""
-    init = context.init
-    params = {p.name.value: p for p in (*init.params.params, *init.params.kwonly_params)}
+    """A parameter of the method (unless it defaults to the host: the caller may name nothing),
+    a local bound only to devices the program names, or a name from elsewhere (`from .config
+    import DEVICE`); not one bound to a literal or an automatic pick, here or at module level."""
+    params = context.params()
     if name in params:
-        return name != _self_name(init) and not _host_default(params[name].default)
-    local_values = list(_local_values(init, name))
-    if local_values:
-        return all(_names_device(value, context, depth + 1) for value in local_values)
+        return name != context.me and not _host_default(params[name].default)
+    values = _local_values(context.method, name)
+    if values is None:
+        return False  # bound in a way not followed: not proved
+    if values:
+        return all(_names_device(value, context, depth + 1) for value in values)
     return name not in context.fixed
 
 
@@ -175,34 +198,69 @@ def _host_default(default: Optional[cst.BaseExpression]) -> bool:
     return isinstance(default, cst.SimpleString) and "cpu" in str(default.evaluated_value)
 
 
-def _local_values(init: cst.FunctionDef, name: str) -> Iterator[cst.BaseExpression]:
-    for small in nodes_of(init.body, (cst.Assign, cst.AnnAssign)):
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None and name in _bound_names(small):
-            yield small.value
+def _local_values(method: cst.FunctionDef, name: str) -> Optional[list[cst.BaseExpression]]:
+    """What `name = <value>` statements of the method bind it to; None when something else
+    binds it too (tuple unpacking, a loop, `with ... as`, a walrus, a nested definition)."""
+    values: list[cst.BaseExpression] = []
+    for node in nodes_of(method.body, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.FunctionDef)):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if node.targets[0].target.value == name:
+                values.append(node.value)
+            continue
+        if isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            if node.target.value == name and node.value is not None:
+                values.append(node.value)
+            continue
+        if name in _other_bindings(node):
+            return None
+    return values
 
 
-def _names_device_attribute(target: cst.Attribute, context: _Context) -> bool:
-    """`args.device`, `flair.device`, `x.device` of an argument, the device of a module the
-    caller gives (`next(wrapped.parameters()).device`), or a setting the class keeps
-    (`self.params.device`, `self.device = device`); not the device of the module's own tensors."""
-    root = target
+def _other_bindings(node: cst.CSTNode) -> set[str]:
+    if isinstance(node, cst.Assign):
+        return {n for t in node.targets for n in stored_names(t.target)}
+    if isinstance(node, (cst.AugAssign, cst.For)):
+        return set(stored_names(node.target))
+    if isinstance(node, cst.WithItem):
+        return set(stored_names(node.asname.name)) if node.asname is not None else set()  # type: ignore[arg-type]
+    if isinstance(node, cst.NamedExpr):
+        return set(stored_names(node.target))
+    if isinstance(node, cst.FunctionDef):
+        return {node.name.value}
+    return set()
+
+
+def _bound_locally(method: cst.FunctionDef, name: str) -> bool:
+    values = _local_values(method, name)
+    return values is None or bool(values)
+
+
+def _names_device_attribute(target: cst.Attribute, context: _Context, depth: int) -> bool:
+    """`args.device` of an argument, `flair.device` of an imported package, the device of a
+    module the caller gives (`next(wrapped.parameters()).device`), or a setting the class keeps
+    (`self.params.device`, `self.device = device`); not the device of the module's own tensors,
+    nor of a layer the method builds itself (`lin.weight.device`)."""
+    root: cst.BaseExpression = target
     chain: list[str] = []
     while isinstance(root, cst.Attribute):
         chain.append(root.attr.value)
-        root = root.value  # type: ignore[assignment]
-    me = _self_name(context.init)
+        root = root.value
+    chain.reverse()  # from the root outwards: `self.params.device` -> ["params", "device"]
+    me = context.me
     if isinstance(root, cst.Call):
         # `next(wrapped.parameters()).device`: where a module the caller gives lives
-        return chain == ["device"] and _reads_argument(root, context.init) and not _mentions(root, me)
+        return chain == ["device"] and _reads_argument(root, context) and not _mentions(root, me)
     if not isinstance(root, cst.Name):
         return False
-    if root.value != me:
+    if root.value == me:
+        return len(chain) <= 2 and _kept_setting(context, chain[0], depth)
+    if root.value in context.params():
         return True
-    return _kept_setting(context.info, chain[-1])
+    return _local_values(context.method, root.value) == [] and root.value not in context.fixed
 
 
-def _reads_argument(node: cst.CSTNode, init: cst.FunctionDef) -> bool:
-    params = {p.name.value for p in (*init.params.params[1:], *init.params.kwonly_params)}
+def _reads_argument(node: cst.CSTNode, context: _Context) -> bool:
+    params = set(context.params()) - {context.me}
     return any(name.value in params for name in nodes_of(node, cst.Name))
 
 
@@ -210,20 +268,17 @@ def _mentions(node: cst.CSTNode, name: Optional[str]) -> bool:
     return name is not None and any(n.value == name for n in nodes_of(node, cst.Name))
 
 
-def _self_name(init: cst.FunctionDef) -> Optional[str]:
-    return init.params.params[0].name.value if init.params.params else None
-
-
-def _kept_setting(info: ClassInfo, attr: str) -> bool:
-    """The class (or a base of the linted files) sets `self.<attr>` in `__init__`, and only to
-    values that are no tensor, parameter or module; a property or a method by that name, or a
-    base outside the linted files that may define one, is not proved a setting."""
-    owners = (info, *info.ancestors())
+def _kept_setting(context: _Context, attr: str, depth: int) -> bool:
+    """The class (or a base of the linted files) sets `self.<attr>` in `__init__`, only from an
+    argument it is given (`self.params = params`, `self.dev = device`) and never to a host
+    default; a property or a method by that name, or a base outside the linted files that may
+    define one, is not proved a setting."""
+    owners = (context.info, *context.info.ancestors())
     if any(attr in owner.properties or attr in owner.methods for owner in owners):
         return False
     assignments = [a for owner in owners for a in owner.assignments if a.attr == attr]
     return bool(assignments) and all(
-        a.in_init and a.kind not in (ValueKind.TENSOR, ValueKind.PARAMETER, ValueKind.BUFFER, ValueKind.MODULE)
+        a.in_init and a.value is not None
+        and _names_device(a.value, _Context(context.info, a.method, context.fixed), depth + 1)
         for a in assignments
     )
-
