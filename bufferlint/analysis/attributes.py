@@ -28,8 +28,9 @@ from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.never_given import given_parameters, never_given
-from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.parameters import is_parameter_call
 from bufferlint.analysis.paths import enclosing
+from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of
 
 
@@ -115,7 +116,8 @@ class ClassAttributes:
         if not tensors or not all(a.in_init for a in tensors):
             return None
         for tensor in tensors:
-            if not any(_sets_parameters_by_name(s, attr, tensor.scope.self_name) for s in _statements_after(tensor.method, tensor.site)):
+            after = _statements_after(tensor.method, tensor.site)
+            if not any(_sets_parameters_by_name(s, attr, tensor.scope.self_name, self.analysis.inference) for s in after):
                 return None
         return f"`{attr}` becomes an nn.Parameter further down __init__() (`setattr` in a loop over its name)"
 
@@ -269,7 +271,7 @@ def _replaces_tensor(assignment: AttrAssignment) -> bool:
     return assignment.kind in (ValueKind.PARAMETER, ValueKind.BUFFER) or _host_method(assignment.value) is not None
 
 
-def _sets_parameters_by_name(statement: cst.BaseStatement, attr: str, me: Optional[str]) -> bool:
+def _sets_parameters_by_name(statement: cst.BaseStatement, attr: str, me: Optional[str], inference: TensorInference) -> bool:
     """`for key in [..., "<attr>", ...]:` whose body calls `setattr(self, key, ...)` and builds an
     `nn.Parameter`."""
     if not isinstance(statement, cst.For) or not isinstance(statement.target, cst.Name) or me is None:
@@ -281,19 +283,15 @@ def _sets_parameters_by_name(statement: cst.BaseStatement, attr: str, me: Option
         return False
     key = statement.target.value
     made = {  # locals of the loop body bound to `nn.Parameter(...)`
-        name for assign in nodes_of(statement.body, cst.Assign) if _makes_parameter(assign.value)
+        name for assign in nodes_of(statement.body, cst.Assign) if is_parameter_call(assign.value, inference)
         for target in assign.targets for name in stored_names(target.target)
     }
     for call in nodes_of(statement.body, cst.Call):
         if is_name(call.func, "setattr") and len(call.args) == 3 and is_name(call.args[0].value, me) and is_name(call.args[1].value, key):
             value = call.args[2].value
-            if _makes_parameter(value) or (isinstance(value, cst.Name) and value.value in made):
+            if is_parameter_call(value, inference) or (isinstance(value, cst.Name) and value.value in made):
                 return True
     return False
-
-
-def _makes_parameter(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("Parameter")
 
 
 def _statements_after(method: cst.FunctionDef, site: StatementSite) -> list[cst.BaseStatement]:

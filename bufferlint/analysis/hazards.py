@@ -113,8 +113,9 @@ def _class_hazards(info: ClassInfo, hazards: Hazards) -> None:
 
 
 def _dict_rewrite(info: ClassInfo) -> Optional[str]:
-    """`self.__dict__.update(other.__dict__)`, `self.__dict__ = ...` or `vars(self).update(...)`
-    in a method of the class or a base of the file, as written."""
+    """`self.__dict__.update(other.__dict__)`, `self.__dict__ = vars(other)` and the like (the
+    instance's own dictionary, from another object's) in a method of the class or a base of the
+    file, as written."""
     for owner in (info, *info.ancestors()):
         for name, func in owner.methods.items():
             if name == "__setstate__":
@@ -122,7 +123,11 @@ def _dict_rewrite(info: ClassInfo) -> Optional[str]:
             me = self_name(func)
             for node in nodes_of(func.body, (cst.Call, cst.Assign)):
                 rewritten = _rewritten(node)
-                if rewritten is not None and _instance_dict(rewritten[0], me) and _another_dict(rewritten[1], me):
+                if rewritten is None:
+                    continue
+                target, source = (_dict_owner(side) for side in rewritten)
+                # `self.__dict__.update(other.__dict__)`: the instance's own dict, from another's
+                if target is not None and is_name(target, me or "") and source is not None and not is_name(source, me or ""):
                     return cst.Module([]).code_for_node(node).strip().splitlines()[0]
     return None
 
@@ -136,20 +141,13 @@ def _rewritten(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, cst.Base
     return None
 
 
-def _another_dict(source: cst.BaseExpression, me: Optional[str]) -> bool:
-    """`other.__dict__` or `vars(other)` (not this instance's own)."""
-    if isinstance(source, cst.Attribute) and source.attr.value == "__dict__":
-        return not is_name(source.value, me or "")
-    if isinstance(source, cst.Call) and is_name(source.func, "vars") and source.args:
-        return not is_name(source.args[0].value, me or "")
-    return False
-
-
-def _instance_dict(node: cst.BaseExpression, me: Optional[str]) -> bool:
-    """`self.__dict__` or `vars(self)`."""
-    if isinstance(node, cst.Attribute):
-        return node.attr.value == "__dict__" and is_name(node.value, me or "")
-    return isinstance(node, cst.Call) and is_name(node.func, "vars") and len(node.args) == 1 and is_name(node.args[0].value, me or "")
+def _dict_owner(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `x.__dict__` or `vars(x)`; None for anything else."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+        return node.value
+    if isinstance(node, cst.Call) and is_name(node.func, "vars") and len(node.args) == 1:
+        return node.args[0].value
+    return None
 
 
 def _name_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:

@@ -50,15 +50,16 @@ def frozen_parameter_data(call: cst.BaseExpression, inference: TensorInference) 
     if flag is not None:
         # `nn.Parameter(t).requires_grad_(False)`: the last word on requires_grad wins.
         inner = call.func.value  # type: ignore[attr-defined]
-        if not is_literal(flag, "False") or not _is_parameter_call(inner, inference):
+        if not is_literal(flag, "False") or not is_parameter_call(inner, inference):
             return False
         return argument(inner, "data", 0)
-    if not _is_parameter_call(call, inference) or not is_literal(argument(call, "requires_grad", 1), "False"):
+    if not is_parameter_call(call, inference) or not is_literal(argument(call, "requires_grad", 1), "False"):
         return False
     return argument(call, "data", 0)
 
 
-def _is_parameter_call(node: cst.BaseExpression, inference: TensorInference) -> bool:
+def is_parameter_call(node: cst.BaseExpression, inference: TensorInference) -> bool:
+    """`nn.Parameter(...)` (or another torch Parameter class), as the file's imports qualify it."""
     return isinstance(node, cst.Call) and inference.qualify(node.func) in torch_api.PARAMETER_CLASSES
 
 

@@ -51,7 +51,8 @@ _META_INIT = re.compile(
 )
 # Restoring an optimizer's state (or a trainer's, which holds it): resuming breaks when a
 # parameter turns into a buffer, since the optimizer then covers one tensor fewer.
-_RESUME_WORDS = (b"load_state_dict(", b"resume_from_checkpoint", b"ckpt_path", b"load_state(", b"runner.resume(", b"resume")
+# (`resume` also covers `resume_from_checkpoint`, `runner.resume(` and mmengine's `cfg.resume = True`)
+_RESUME_WORDS = (b"load_state_dict(", b"ckpt_path", b"load_state(", b"resume")
 _OPTIMIZER_RESUME = re.compile(
     rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
     rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\.load_state\("
