@@ -92,7 +92,9 @@ def check_module(
     analyses skip looking for names it lacks); `functions`: top-level functions left out of
     `module` (pruning.py); `regions`: lines of its top-level classes in `text`, by name;
     `row_in_text`: the line in `text` of a line of `module`, when pruning left lines out."""
-    analysis = FileAnalysis(module, filename, settings.module_bases, text, functions, regions, settings.project)
+    analysis = FileAnalysis(
+        module, filename, settings.module_bases, text, functions, regions, settings.project, partial=row_in_text is not None
+    )
     rules = settings.enabled_rules()
     analysis.enabled = frozenset(rule.code for rule in rules)  # a rule may leave a case to another that runs
     if analysis.export_format is not None:

@@ -245,8 +245,9 @@ def test_a_frozen_parameter_set_from_outside_has_no_fix(
         "import torch\n\n\ndef on_meta(x):\n    return x.device == torch.device('meta')\n",
         "from accelerate import init_empty_weights\n\n\ndef build(cls):\n    with init_empty_weights():\n        return cls()\n",
         "import torch\n\n\ndef lazy_storage(dtype, size):\n    return torch.storage.TypedStorage(size, dtype=dtype, device='meta')\n",
+        "import torch\n\nnone_tensor = torch.empty((1, 1), device=\"meta\")\n",
     ],
-    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage"],
+    ids=["device-comparison", "init-empty-weights-keeps-buffers", "lazy-checkpoint-storage", "placeholder-tensor"],
 )
 def test_what_is_not_meta_device_construction(script: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _project(tmp_path / "p5m", {"masked.py": CONSTANT, "loader.py": script})
@@ -281,6 +282,10 @@ def test_a_project_that_builds_on_the_meta_device(tmp_path: Path, capsys: pytest
     assert _summary(findings) == [("masked.py", 9, "BUF001", "unsafe"), ("masked.py", 12, "BUF003", "none")]
     assert "the project builds modules on the meta device (" in findings[0]["message"]
     assert "load_state_dict() never restores a non-persistent buffer" in findings[1]["message"]
+    # A module built on meta with a tensor among its arguments is one.
+    loader = "import torch\n\n\ndef build(cls):\n    return cls(torch.zeros(3), device='meta')\n"
+    root = _project(tmp_path / "p5a", {"masked.py": CONSTANT, "loader.py": loader})
+    assert _summary(_findings(capsys, root)) == [("masked.py", 9, "BUF001", "unsafe"), ("masked.py", 12, "BUF003", "none")]
     # A test building one tensor on meta is not such a project.
     root = _project(tmp_path / "p6", {"masked.py": CONSTANT, "tests/test_masked.py": "import torch\n\nx = torch.zeros(1, device='meta')\n"})
     assert _summary(_findings(capsys, root)) == [("masked.py", 9, "BUF001", "safe"), ("masked.py", 12, "BUF003", "unsafe")]
@@ -383,8 +388,17 @@ MASKED_BLOCK = MODEL_HEAD + (
         ("from pkg.blocks import Block\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
         ("from pkg import blocks\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
         ("from pkg.blocks import *\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        # a module imported under an alias reaches only the names read on it
+        ("import pkg.blocks as blocks\n\ntower = blocks.Tower()\n", []),
+        ("import pkg.blocks as blocks\n\nblock = blocks.Block(4, mask=None)\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ("import pkg.blocks as blocks\n\nnet = getattr(blocks, 'Tower')()\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ("import pkg.blocks as blocks\n\nnet = blocks.__dict__['Block'](4)\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ("import pkg.blocks as blocks\nfrom pkg import blocks as again\n\ntower = blocks.Tower()\n", [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
     ],
-    ids=["tower-only", "block-imported", "module-imported", "star-imported"],
+    ids=[
+        "tower-only", "block-imported", "module-imported", "star-imported", "alias-reads-tower", "alias-reads-block",
+        "alias-handed-on", "alias-dict", "alias-and-another-import",
+    ],
 )
 def test_an_argument_no_construction_gives(other: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`self.mask = mask` (default None) is always None when the file builds the class without a

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
@@ -86,6 +86,8 @@ class ClassAttributes:
             return "a test defines the class to exercise it"
         if self.analysis.cuda_at_import is not None:
             return f"the file calls {self.analysis.cuda_at_import} when imported: it only runs on a GPU"
+        if never_initialised(self.info):
+            return f"{self.info.name}.__init__() never runs nn.Module.__init__(): the module cannot be moved, called or given buffers at all"
         return None
 
     def _replaced_later(self, attr: str) -> Optional[str]:

@@ -411,6 +411,22 @@ def top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
     return func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
 
 
+def never_initialised(info: ClassInfo) -> bool:
+    """The class has an `__init__` and no method of it runs a base constructor, nor hands `self`
+    to a function that might: `nn.Module.__init__` never runs, so `.to()` raises and
+    `register_buffer` cannot work; whatever the class keeps, that is the bug to fix first."""
+    init = info.init
+    if init is None:
+        return False
+    me = self_name(init)
+    for func in info.methods.values():
+        if any(is_base_init(node) for node in nodes_of(func, cst.Call)):
+            return False
+    return not any(
+        isinstance(arg.value, cst.Name) and arg.value.value == me for call in nodes_of(init, cst.Call) for arg in call.args
+    )
+
+
 def base_constructor_lines(func: cst.FunctionDef) -> list[int]:
     """Indexes (in `top_statements`) of the statements of `__init__` that call a base's `__init__`."""
     return [index for index, stmt in enumerate(top_statements(func)) if any(is_base_init(node) for node in iter_nodes(stmt))]

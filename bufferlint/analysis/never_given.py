@@ -29,6 +29,7 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name, stored_names
+from bufferlint.analysis.parameters import is_parameter_call
 from bufferlint.analysis.walk import is_name, nodes_of
 
 _MAX_DEPTH = 4
@@ -73,7 +74,7 @@ def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.Funct
             if parameter not in _none_defaults(init):
                 return False
             continue
-        if is_name(given, "None") or _makes_parameter(analysis, given):
+        if is_name(given, "None") or is_parameter_call(given, analysis.inference):
             continue
         enclosing = _enclosing_init(analysis, call)
         if given is _SPLAT or enclosing is None or not _given_parameter(analysis, given, *enclosing, depth):
@@ -84,20 +85,22 @@ def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.Funct
 def _given_parameter(analysis: FileAnalysis, given: cst.BaseExpression, outer: cst.ClassDef, outer_init: cst.FunctionDef, depth: int) -> bool:
     me = self_name(outer_init)
     if isinstance(given, cst.Attribute) and is_name(given.value, me or ""):
-        info = next((i for i in analysis.classes if i.node is outer), None)
+        info = next((i for i in analysis.classes if _same_class(i.node, outer)), None)
         assigned = info.assignments_to(given.attr.value) if info is not None else []
         return bool(assigned) and all(a.kind is ValueKind.PARAMETER for a in assigned)
     if not isinstance(given, cst.Name):
         return False
-    if _holds_only(outer_init, given.value, lambda value: _makes_parameter(analysis, value)):
+    if _holds_only(outer_init, given.value, lambda value: is_parameter_call(value, analysis.inference)):
         return True
     if given.value not in _named_params(outer_init) or _rebinds(outer_init, given.value):
         return False
     return _always_parameter(analysis, outer, outer_init, given.value, depth + 1)
 
 
-def _makes_parameter(analysis: FileAnalysis, value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Call) and analysis.inference.qualify(value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+def _same_class(node: cst.ClassDef, other: cst.ClassDef) -> bool:
+    """The same class, also when one node comes from the whole file and one from the part of it
+    a check parsed (FileAnalysis.whole_module): top-level class names are unique enough here."""
+    return node is other or node.name.value == other.name.value
 
 
 def _stored_parameter(info: ClassInfo, init: cst.FunctionDef, attr: str, none_default: bool = True) -> Optional[str]:
@@ -277,7 +280,7 @@ class _FileIndex:
 def _file_index(analysis: FileAnalysis) -> _FileIndex:
     index: Optional[_FileIndex] = analysis.__dict__.get(_CACHE_ATTR)
     if index is None:
-        index = analysis.__dict__[_CACHE_ATTR] = _FileIndex(analysis.module)
+        index = analysis.__dict__[_CACHE_ATTR] = _FileIndex(analysis.whole_module)
     return index
 
 

@@ -96,10 +96,49 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
             bases = [_qualify(base, local) for base in node.bases]
             index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
     index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
+    imports = _reached_through_aliases(tree, imports, _module_aliases(tree.body, package))
     index.facts.imports = tuple(sorted(imports - {""}))
     if any(facts.moves_held for facts in index.facts.classes.values()):
         index.facts.reaches = tuple(sorted(_imports_anywhere(tree, package) - {""}))
     return index
+
+
+def _module_aliases(body: list[ast.stmt], package: str) -> dict[str, str]:
+    """`import pkg.models.vit as vit` at the top level: alias -> module (an `as` on `import`
+    always names a module), for modules no other import of the file names."""
+    aliases: dict[str, str] = {}
+    named: dict[str, int] = {}
+    for node in top_level(body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in _imported_names(node, package, _import_bindings(node, package)):
+                named[name] = named.get(name, 0) + 1
+        if isinstance(node, ast.Import):
+            aliases.update((alias.asname, alias.name) for alias in node.names if alias.asname)
+    return {alias: module for alias, module in aliases.items() if named.get(module) == 1 and list(aliases.values()).count(module) == 1}
+
+
+def _reached_through_aliases(tree: ast.Module, imports: set[str], aliases: dict[str, str]) -> set[str]:
+    """What the file's imports reach, where a module imported under an alias is only ever read as
+    `vit.build(...)`: then it reaches `pkg.models.vit.build`, not every class of the module (a
+    class the file never names is not built there). An alias used any other way (handed to a
+    function, `getattr(vit, name)`, `vit.__dict__[name]`) still reaches the whole module."""
+    if not aliases:
+        return imports
+    read: dict[str, set[str]] = {alias: set() for alias in aliases}
+    bases: set[int] = set()
+    for node in ast.walk(tree):
+        # `vit.__dict__[name]` reads every name of the module: a bare use
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in read and not node.attr.startswith("__"):
+            read[node.value.id].add(node.attr)
+            bases.add(id(node.value))
+    bare = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in read and id(node) not in bases}
+    reached = set(imports)
+    for alias, module in aliases.items():
+        if alias in bare:
+            continue
+        reached.discard(module)
+        reached.update(f"{module}.{attr}" for attr in read[alias])
+    return reached
 
 
 def _imports_anywhere(tree: ast.Module, package: str) -> set[str]:

@@ -771,14 +771,36 @@ def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
 
 def _first_meta_init(source: bytes) -> Optional[int]:
     """The line of the first meta-device construction; a storage made on meta (a lazy checkpoint
-    loader's `TypedStorage(..., device="meta")`) builds no module. (A commented-out setting,
+    loader's `TypedStorage(..., device="meta")`) builds no module, nor does a placeholder tensor
+    (`torch.empty((1, 1), device="meta")`). (A commented-out setting,
     `# config.init_device="meta"`, still counts: llm-awq's only one keeps its rotary tables' fixes
     unsafe, and the table's real hazard, angles that overflow float16, is not detected yet.)"""
     for match in _META_INIT.finditer(source):
         start = source.rfind(b"\n", 0, match.start()) + 1
-        if b"Storage(" not in source[start : match.start()]:
+        before = source[start : match.start()]
+        if b"Storage(" not in before and not _factory_argument(before):
             return _line_of(source, match.start())
     return None
+
+
+# `torch.empty((1, 1), device="meta")`: a placeholder tensor (a dummy handed to a kernel).
+_FACTORY_OPEN = re.compile(rb"\btorch\.(?:empty|zeros|ones|full|tensor|rand|randn|arange|empty_strided)\(")
+
+
+def _factory_argument(before: bytes) -> bool:
+    """Whether the text before `device="meta"` on its line opens a tensor factory whose argument
+    it is (the parentheses after the factory's own are all closed): the factory makes one tensor
+    on meta and builds no module."""
+    opened = list(_FACTORY_OPEN.finditer(before))
+    if not opened:
+        return False
+    rest = before[opened[-1].end() :]
+    depth = 0
+    for byte in rest:
+        depth += (byte == ord("(")) - (byte == ord(")"))
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:

@@ -75,7 +75,9 @@ class TensorAttribute(Rule):
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives, where no import of the run reaches the class
     (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
-    `export-onnx.py`): such modules are traced where they are built and never moved.
+    `export-onnx.py`): such modules are traced where they are built and never moved; nor in a
+    class whose `__init__` never runs `nn.Module.__init__()` (it cannot be moved at all: that is
+    the bug to fix first).
 
     ## Fix safety
     `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
