@@ -692,3 +692,33 @@ def test_a_base_helper_that_registers_the_names_it_is_given(
     )
     root = _project(tmp_path / "reg", {"pkg/__init__.py": "", "pkg/optim.py": REGISTERING_BASE, "pkg/kernel.py": kernel})
     assert _summary(_findings(capsys, root / "pkg")) == expected
+
+
+THROWAWAY = MODEL_HEAD + (
+    "\n\nclass Pool(nn.Module):\n"
+    "    def __init__(self, size, device='cpu'):\n"
+    "        super().__init__()\n"
+    "        self.eps = torch.FloatTensor([1e-8] * size).to(device)\n\n"
+    "    def forward(self, x):\n"
+    "        return x / (x.sum(-1, keepdim=True) + self.eps)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "user, expected",
+    [
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n", []),
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3, x.device)\n    return pool(x)\n", []),
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3)\n    pool.cuda()\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("from pkg.pool import Pool\n\n\ndef make():\n    return Pool(3)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("import pkg.pool\n\nFACTORY = {'pool': 'Pool'}\n\n\ndef pooled(x):\n    return pkg.pool.Pool(3)(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("from pkg.pool import Pool\n\n\ndef pooled(x, pool=None):\n    pool = Pool(3)\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
+    ],
+    ids=["called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "parameter-rebound"],
+)
+def test_a_module_the_project_only_builds_for_one_call(user: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A class every construction of which, in every file, is called once and dropped is never
+    moved: a tensor it builds on the device it is handed is no finding. One kept, returned,
+    moved or named as a string anywhere (a registry may build it) stays a finding."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/pool.py": THROWAWAY, "pkg/user.py": user})
+    assert _summary(_findings(capsys, root)) == expected

@@ -77,7 +77,7 @@ class ClassAttributes:
         return (
             reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._made_parameter_by_loop(attr)
             or self._project_reason(attr)
-            or self._zero_dim(attr) or self._by_design() or never_given(self.analysis, self.info, attr)
+            or self._zero_dim(attr) or self._by_design() or self._throwaway(attr) or never_given(self.analysis, self.info, attr)
             or given_parameters(self.analysis, self.info, attr)
         )
 
@@ -89,6 +89,20 @@ class ClassAttributes:
         if never_initialised(self.info):
             return f"{self.info.name}.__init__() never runs nn.Module.__init__(): the module cannot be moved, called or given buffers at all"
         return None
+
+    def _throwaway(self, attr: str) -> Optional[str]:
+        """Every instance the project builds is called once and dropped (`Pool(mode, device)(x)`),
+        and the tensor is built from what that one call hands in or on a device it names: no
+        instance is kept or moved, so `.to()` never leaves it behind. (A host constant in such a
+        class still meets a GPU input: that stays a finding, though a buffer would not cure it.)"""
+        project, info = self.analysis.project, self.info
+        if not project.known or info.name not in project.throwaway or info.node.decorators or info.init is None:
+            return None
+        tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
+        given = {p.name.value for p in (*info.init.params.params[1:], *info.init.params.kwonly_params)}
+        if not tensors or not all(_given_or_placed(a.value, given) for a in tensors):  # type: ignore[arg-type]
+            return None
+        return f"every {info.name} the project builds is called once and dropped, and `{attr}` comes from what that call hands in"
 
     def _replaced_later(self, attr: str) -> Optional[str]:
         """`self.mask = torch.zeros(...)`, filled, then `self.mask = nn.Parameter(self.mask, ...)`
@@ -330,3 +344,15 @@ def file_family(analysis: FileAnalysis) -> Family:
 
 _ATTRIBUTES_ATTR = "_bufferlint_class_attributes"
 _FAMILY_ATTR = "_bufferlint_family"
+
+
+def _given_or_placed(value: cst.BaseExpression, given: set[str]) -> bool:
+    """The value reads a constructor argument, or places itself (`device=...`, `.to(...)`)."""
+    if any(n.value in given for n in nodes_of(value, cst.Name)):
+        return True
+    calls = nodes_of(value, cst.Call)
+    return any(
+        any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args)
+        or isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")
+        for call in calls
+    )

@@ -150,19 +150,23 @@ class FileFacts:
     # `self.requires_grad_(True)` / `self.<attr>.requires_grad_(True)` in a method of a top-level
     # class: (the class, qualified; the line): it unfreezes every module the instance holds
     unfreezes_held: tuple[tuple[str, int], ...] = ()
+    # capitalised names (class names, as code spells them): how often the file mentions each, and
+    # how many of those build a throwaway instance (`Pool(mode)(x)`, or `n = Norm(a, b)` in a
+    # function that only ever calls `n(...)`): (name, mentions, throwaway)
+    class_mentions: tuple[tuple[str, int, int], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
         return [
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
-            self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held,
+            self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -170,6 +174,7 @@ class FileFacts:
             tuple((name, line) for name, line in device_calls), None if exports is None else tuple(exports),
             tuple((name, line) for name, line in set_outside),
             tuple((name, line) for name, line in unfreezes_held),
+            tuple((name, total, throwaway) for name, total, throwaway in mentions),
         )
 
 
@@ -210,9 +215,99 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     if b"__all__" in source:
         facts.exports = _exports(tree)
     facts.set_outside = _set_from_outside(source)
+    facts.class_mentions = _class_mentions(tree)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
+
+
+def _class_mentions(tree: ast.Module) -> tuple[tuple[str, int, int], ...]:
+    """How often the file names each capitalised name, as a value, an attribute or a string (not
+    in `super(Cls, self)`, `isinstance(x, Cls)` or an import), and how many of those mentions
+    build an instance that is used for calls and dropped (FileFacts.class_mentions)."""
+    total: dict[str, int] = {}
+    allowed: set[int] = set()  # the ids of Name nodes that only read the class
+    throwaway: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "super" and node.args or node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+                tested = node.args[0] if node.func.id == "super" else node.args[1]
+                allowed.update(id(e) for e in (tested.elts if isinstance(tested, ast.Tuple) else [tested]))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name in _throwaway_builds(node):
+                throwaway[name] = throwaway.get(name, 0) + 1
+    for node in ast.walk(tree):
+        name = _mentioned(node)
+        if name is not None and name[:1].isupper() and id(node) not in allowed:
+            total[name] = total.get(name, 0) + 1
+    return tuple(sorted((name, count, throwaway.get(name, 0)) for name, count in total.items()))
+
+
+def _mentioned(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+        return node.value
+    return None
+
+
+def _throwaway_builds(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[str]:
+    """The class names `func` calls to build an instance it only calls and drops: `Cls(...)(x)`,
+    or `n = Cls(...)` where `n` is bound only by such assignments and every read of it in the
+    function (nested ones included) is a call `n(...)`. The builds of a nested function are found
+    when it is walked itself."""
+    called: dict[str, int] = {}
+    reads: dict[str, int] = {}
+    plain_targets: set[int] = set()
+    stores: list[ast.Name] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called[node.func.id] = called.get(node.func.id, 0) + 1
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads[node.id] = reads.get(node.id, 0) + 1
+            else:
+                stores.append(node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            plain_targets.add(id(node.targets[0]))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            reads.update((name, -1) for name in node.names)  # never equal to a count of calls
+    arguments = func.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    unplain = {n.id for n in stores if id(n) not in plain_targets} | parameters
+    built: dict[str, list[str]] = {}
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+            name = _class_called(node.func)
+            if name is not None:
+                yield name
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = _class_called(node.value)
+            if name is not None:
+                built.setdefault(node.targets[0].id, []).append(name)
+    for local, names in built.items():
+        if local not in unplain and reads.get(local, 0) > 0 and reads.get(local) == called.get(local, 0):
+            yield from names
+
+
+def _own_nodes(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of `func`'s own body, not of a function, lambda or class nested in it."""
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _class_called(node: ast.expr) -> Optional[str]:
+    """`Cls(...)` or `pkg.Cls(...)` with a capitalised name: the name."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
+    return name if name is not None and name[:1].isupper() else None
 
 
 def _set_from_outside(source: bytes) -> tuple[tuple[str, int], ...]:
@@ -869,8 +964,12 @@ class ProjectFacts:
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
+        self._mentions: dict[str, list[int]] = {}  # capitalised name -> [mentions, throwaway builds]
         for path, facts in sorted(files, key=lambda item: item[0]):
             self._add(path, facts)
+        # class names every mention of which, in every file, builds a throwaway instance
+        self.throwaway: frozenset[str] = frozenset(name for name, (total, built) in self._mentions.items() if built and built == total)
+        del self._mentions
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
         self.digest = self._digest()
 
@@ -898,6 +997,10 @@ class ProjectFacts:
         for name, line in facts.set_outside:
             self.set_outside.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
+        for name, total, built in facts.class_mentions:
+            counts = self._mentions.setdefault(name, [0, 0])
+            counts[0] += total
+            counts[1] += built
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
@@ -923,6 +1026,7 @@ class ProjectFacts:
                 sorted((k, sorted(v)) for k, v in self.path_modules.items()),
                 [(owner, attrs, sorted(reaches)) for owner, attrs, reaches in self.held_moves],
                 sorted(self.device_context_calls.items()),
+                sorted(self.throwaway),
                 sorted(self.exports.items()),
                 sorted(self.set_outside.items()),
                 sorted(self.unfreezes_held),

@@ -77,7 +77,9 @@ class TensorAttribute(Rule):
     (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
     `export-onnx.py`): such modules are traced where they are built and never moved; nor in a
     class whose `__init__` never runs `nn.Module.__init__()` (it cannot be moved at all: that is
-    the bug to fix first).
+    the bug to fix first), nor in a class every instance of which the project builds for one call
+    and drops (`Pool(n, x.device)(x)`, or a local it only calls) when the tensor comes from what
+    that call hands in or is placed on a device it names.
 
     ## Fix safety
     `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
