@@ -429,10 +429,22 @@ FRESH27 = _repositories("""
     microsoft/InnerEye-DeepLearning kakaobrain/rq-vae-transformer HazyResearch/zoology sshaoshuai/MTR
     nv-tlabs/LION CederGroupHub/chgnet microsoft/mattersim EricGuo5513/momask-codes
 """)
+FRESH28 = _repositories("""
+    automl/Auto-PyTorch fredyGabriel/crackseg dsgoficial/pytorch_segmentation_models_trainer
+    nerfbaselines/nerfbaselines alexidine/gfn-diffusion schrum2/MarioDiffusion
+    explosion/curated-transformers antolu/transformertf Mekadrom/megatransformer
+    rishabh-ranjan/relational-transformer simon-donike/DepthDif kushal2000/depthbasedRL
+    anusridh97/Koopman_Mamba krishankb-de/hybrid_model_mamba_xlstm roeehub/Effort-AIGI-Detection
+    caozhaoqi/anime_role_detect wdika/atommic p768lwy3/torecsys sami-ets/samitorch aerte/GraPE
+    kianzohoury/auralflow tky823/DNN-based_source_separation qinzheng93/vision3d
+    Cyr-Ch/energy-forecasting-bench RLE-Foundation/rllte emastr/deep-micro-slip-model
+    Mahdi-Si/VAE-TEB pasca-l/hands-and-objects lancercat/VSDF
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
+    "fresh28": FRESH28,
 }
 
 

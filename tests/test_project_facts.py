@@ -711,10 +711,11 @@ THROWAWAY = MODEL_HEAD + (
         ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3, x.device)\n    return pool(x)\n", []),
         ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3)\n    pool.cuda()\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("from pkg.pool import Pool\n\n\ndef make():\n    return Pool(3)\n", [("pool.py", 8, "BUF001", "none")]),
-        ("import pkg.pool\n\nFACTORY = {'pool': 'Pool'}\n\n\ndef pooled(x):\n    return pkg.pool.Pool(3)(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("from pkg.pool import Pool\n\nFACTORY = {'pool': 'Pool'}\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("import pkg.pool\n\n\ndef pooled(x):\n    return pkg.pool.Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("from pkg.pool import Pool\n\n\ndef pooled(x, pool=None):\n    pool = Pool(3)\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
     ],
-    ids=["called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "parameter-rebound"],
+    ids=["called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "through-the-module", "parameter-rebound"],
 )
 def test_a_module_the_project_only_builds_for_one_call(user: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A class every construction of which, in every file, is called once and dropped is never

@@ -416,7 +416,7 @@ def never_initialised(info: ClassInfo) -> bool:
     to a function that might: `nn.Module.__init__` never runs, so `.to()` raises and
     `register_buffer` cannot work; whatever the class keeps, that is the bug to fix first."""
     init = info.init
-    if init is None:
+    if init is None or info.super_init_index is not None:
         return False
     me = self_name(init)
     for func in info.methods.values():

@@ -96,7 +96,8 @@ def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: 
             bases = [_qualify(base, local) for base in node.bases]
             index.classes[f"{module}.{node.name}"] = [b for b in bases if b is not None]
     index.aliases = {f"{module}.{name}": target for name, target in local.items() if target != f"{module}.{name}"}
-    imports = _reached_through_aliases(tree, imports, _module_aliases(tree.body, package))
+    if source:  # the text tells which names an aliased module is read for
+        imports = _reached_through_aliases(source, imports, _module_aliases(tree.body, package))
     index.facts.imports = tuple(sorted(imports - {""}))
     if any(facts.moves_held for facts in index.facts.classes.values()):
         index.facts.reaches = tuple(sorted(_imports_anywhere(tree, package) - {""}))
@@ -117,28 +118,38 @@ def _module_aliases(body: list[ast.stmt], package: str) -> dict[str, str]:
     return {alias: module for alias, module in aliases.items() if named.get(module) == 1 and list(aliases.values()).count(module) == 1}
 
 
-def _reached_through_aliases(tree: ast.Module, imports: set[str], aliases: dict[str, str]) -> set[str]:
+def _reached_through_aliases(source: bytes, imports: set[str], aliases: dict[str, str]) -> set[str]:
     """What the file's imports reach, where a module imported under an alias is only ever read as
     `vit.build(...)`: then it reaches `pkg.models.vit.build`, not every class of the module (a
     class the file never names is not built there). An alias used any other way (handed to a
-    function, `getattr(vit, name)`, `vit.__dict__[name]`) still reaches the whole module."""
-    if not aliases:
-        return imports
-    read: dict[str, set[str]] = {alias: set() for alias in aliases}
-    bases: set[int] = set()
-    for node in ast.walk(tree):
-        # `vit.__dict__[name]` reads every name of the module: a bare use
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in read and not node.attr.startswith("__"):
-            read[node.value.id].add(node.attr)
-            bases.add(id(node.value))
-    bare = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in read and id(node) not in bases}
+    function, `getattr(vit, name)`, `vit.__dict__[name]`, or only named in a comment) still
+    reaches the whole module. Read from the text, outside import lines."""
     reached = set(imports)
     for alias, module in aliases.items():
-        if alias in bare:
+        attributes = _attributes_read(source, alias)
+        if attributes is None:
             continue
         reached.discard(module)
-        reached.update(f"{module}.{attr}" for attr in read[alias])
+        reached.update(f"{module}.{attr}" for attr in attributes)
     return reached
+
+
+def _attributes_read(source: bytes, alias: str) -> Optional[set[str]]:
+    """The names read on `alias` (`alias.name`), or None when it is used some other way."""
+    found: set[str] = set()
+    pattern = re.compile(rb"(?<![\w.])" + re.escape(alias.encode()) + rb"\b(?:[ \t]*\.[ \t]*(\w+))?")
+    for match in pattern.finditer(source):
+        start = source.rfind(b"\n", 0, match.start()) + 1
+        if _IMPORT_START.match(source, start):
+            continue
+        attribute = match.group(1)
+        if attribute is None or attribute.startswith(b"__"):
+            return None
+        found.add(attribute.decode("ascii", "replace"))
+    return found
+
+
+_IMPORT_START = re.compile(rb"[ \t]*(?:from[ \t]|import[ \t])")
 
 
 def _imports_anywhere(tree: ast.Module, package: str) -> set[str]:

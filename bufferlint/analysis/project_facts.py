@@ -24,6 +24,7 @@ import ast
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Optional
@@ -215,99 +216,152 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     if b"__all__" in source:
         facts.exports = _exports(tree)
     facts.set_outside = _set_from_outside(source)
-    facts.class_mentions = _class_mentions(tree)
+    facts.class_mentions = _class_mentions(tree, source)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
 
 
-def _class_mentions(tree: ast.Module) -> tuple[tuple[str, int, int], ...]:
-    """How often the file names each capitalised name, as a value, an attribute or a string (not
-    in `super(Cls, self)`, `isinstance(x, Cls)` or an import), and how many of those mentions
-    build an instance that is used for calls and dropped (FileFacts.class_mentions)."""
-    total: dict[str, int] = {}
-    allowed: set[int] = set()  # the ids of Name nodes that only read the class
-    throwaway: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "super" and node.args or node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-                tested = node.args[0] if node.func.id == "super" else node.args[1]
-                allowed.update(id(e) for e in (tested.elts if isinstance(tested, ast.Tuple) else [tested]))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for name in _throwaway_builds(node):
-                throwaway[name] = throwaway.get(name, 0) + 1
-    for node in ast.walk(tree):
-        name = _mentioned(node)
-        if name is not None and name[:1].isupper() and id(node) not in allowed:
-            total[name] = total.get(name, 0) + 1
-    return tuple(sorted((name, count, throwaway.get(name, 0)) for name, count in total.items()))
+# Capitalised words (class names as code spells them), and the spots where one only reads a
+# class: its header, `super(Cls, self)`, `isinstance(x, Cls)` (a tuple of classes is not read).
+_CAPITALISED = re.compile(rb"\b[A-Z]\w*")
+_READS_CLASS = re.compile(rb"\bclass[ \t]+([A-Z]\w*)|\bsuper\([ \t]*([A-Z]\w*)[ \t]*,|\b(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\)")
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t][^(\n]*$", re.MULTILINE)
 
 
-def _mentioned(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-        return node.value
-    return None
+def _class_mentions(tree: ast.Module, source: bytes) -> tuple[tuple[str, int, int], ...]:
+    """How often the file's text spells each capitalised word (comments and strings too, so a
+    registry that names a class in a string counts), leaving out a class's header, `super(Cls,
+    self)`, `isinstance(x, Cls)`, import lines and docstrings; and how many of those build an instance that is
+    used for calls and dropped (FileFacts.class_mentions). Counting the text is cheap and errs
+    one way: a mention it cannot place only keeps a class from counting as throwaway."""
+    total = Counter(_CAPITALISED.findall(source))
+    for match in _READS_CLASS.finditer(source):
+        total[match.group(1) or match.group(2) or match.group(3)] -= 1
+    for line in _IMPORT_LINE.findall(source):
+        for word in _CAPITALISED.findall(line):
+            total[word] -= 1
+    docstring_rows: set[int] = set()
+    for node in _docstrings(tree):
+        docstring_rows.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        for word in _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")):
+            if total.get(word, 0) > 0:
+                total[word] -= 1
+    throwaway = _throwaway_builds(tree, source, docstring_rows) if b")(" in source or _MAY_BUILD.search(source) else {}
+    mentions = ((word.decode("ascii"), count) for word, count in total.items() if count > 0)
+    return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions))
 
 
-def _throwaway_builds(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[str]:
-    """The class names `func` calls to build an instance it only calls and drops: `Cls(...)(x)`,
-    or `n = Cls(...)` where `n` is bound only by such assignments and every read of it in the
-    function (nested ones included) is a call `n(...)`. The builds of a nested function are found
-    when it is walked itself."""
-    called: dict[str, int] = {}
-    reads: dict[str, int] = {}
-    plain_targets: set[int] = set()
-    stores: list[ast.Name] = []
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            called[node.func.id] = called.get(node.func.id, 0) + 1
-        elif isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                reads[node.id] = reads.get(node.id, 0) + 1
-            else:
-                stores.append(node)
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            plain_targets.add(id(node.targets[0]))
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            reads.update((name, -1) for name in node.names)  # never equal to a count of calls
-    arguments = func.args
-    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-    unplain = {n.id for n in stores if id(n) not in plain_targets} | parameters
-    built: dict[str, list[str]] = {}
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
-            name = _class_called(node.func)
-            if name is not None:
-                yield name
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = _class_called(node.value)
-            if name is not None:
-                built.setdefault(node.targets[0].id, []).append(name)
-    for local, names in built.items():
-        if local not in unplain and reads.get(local, 0) > 0 and reads.get(local) == called.get(local, 0):
-            yield from names
+def _docstrings(tree: ast.Module) -> Iterator[ast.Constant]:
+    """The docstrings of the module, its top-level classes and functions, and their methods: prose
+    that names a class (`The SequencePoolingLayer is used to ...`) builds nothing."""
+    owners: list[ast.AST] = [tree]
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            owners.append(node)
+            if isinstance(node, ast.ClassDef):
+                owners.extend(n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    for owner in owners:
+        body = getattr(owner, "body", [])
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            yield first.value
 
 
-def _own_nodes(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """The nodes of `func`'s own body, not of a function, lambda or class nested in it."""
-    stack: list[ast.AST] = list(func.body)
+def _throwaway_builds(tree: ast.Module, source: bytes, docstrings: set[int]) -> dict[str, int]:
+    """How many times each capitalised name is called, by its bare name, to build an instance
+    that is only called and dropped: `Cls(...)(x)` on one line, or `n = Cls(...)` in a function
+    whose text names `n` only in such assignments and in calls `n(...)` (a parameter, a loop, a
+    method call, a comment naming it: not throwaway). Read from the code's lines (not comments,
+    not the docstring lines in `docstrings`): what it cannot place is simply not counted, which
+    keeps the class's findings."""
+    lines: Optional[list[bytes]] = None
+    spans: Optional[list[tuple[int, int]]] = None
+    texts: dict[tuple[int, int], bytes] = {}  # each function's text, joined once
+    found: dict[str, int] = {}
+    candidates = list(_candidate_lines(source))
+    rows = [row for row, _ in candidates]
+    for row, line in candidates:
+        if row in docstrings:
+            continue
+        code = line.split(b"#", 1)[0]
+        names = list(_called_at_once(code)) if b")(" in code else []
+        build = _LOCAL_BUILD.match(code) if b"=" in code else None
+        if build is not None:
+            spans = spans if spans is not None else sorted(_function_spans(tree.body, rows), key=lambda sp: sp[1] - sp[0])
+            lines = lines if lines is not None else source.split(b"\n")
+            span = next((sp for sp in spans if sp[0] < row <= sp[1]), None)
+            if span is not None and span not in texts:
+                texts[span] = b"\n".join(lines[span[0] - 1 : span[1]])
+            if span is not None and _only_called(texts[span], build.group(1)):
+                names.append(build.group(2).decode("ascii"))
+        for name in names:
+            found[name] = found.get(name, 0) + 1
+    return found
+
+
+def _candidate_lines(source: bytes) -> Iterator[tuple[int, bytes]]:
+    """The lines (number, text) that hold `)(` or start `n = Cls(`, in order, each once."""
+    offsets = sorted({m.start() for m in _MAY_BUILD.finditer(source)} | {m.start() for m in _CALLED_AGAIN.finditer(source)})
+    row, at, last = 1, 0, 0
+    for offset in offsets:
+        row += source.count(b"\n", at, offset)
+        at = offset
+        if row == last:
+            continue
+        last = row
+        start = source.rfind(b"\n", 0, offset) + 1
+        end = source.find(b"\n", offset)
+        yield row, source[start : end if end != -1 else len(source)]
+
+
+_CALLED_AGAIN = re.compile(rb"\)\(")
+# `    n = Cls(`: a local bound to a class built by its bare name (`==` is no assignment)
+_LOCAL_BUILD = re.compile(rb"[ \t]+(\w+)[ \t]*=[ \t]*([A-Z]\w*)\(")
+_MAY_BUILD = re.compile(rb"^[ \t]+\w+[ \t]*=[ \t]*[A-Z]\w*\(", re.MULTILINE)
+_BARE_CALL = re.compile(rb"(?<![\w.])([A-Z]\w*)\(")
+
+
+def _only_called(text: bytes, local: bytes) -> bool:
+    """Every mention of `local` in the function's text is a call of it, or a plain assignment of
+    a bare class call to it (stops at the first other mention)."""
+    calls = 0
+    for match in re.finditer(rb"(?<![\w.])" + re.escape(local) + rb"\b[ \t]*(\(|=[ \t]*[A-Z]\w*\(|=(?!=))?", text):
+        follow = match.group(1)
+        if follow is None or follow == b"=":
+            return False
+        if follow == b"(":
+            calls += 1
+        elif text[text.rfind(b"\n", 0, match.start()) + 1 : match.start()].strip():
+            return False  # `x, n = Cls(...)` or `f(n = Cls(...))`: not a plain assignment
+    return calls > 0
+
+
+def _called_at_once(line: bytes) -> Iterator[str]:
+    """The bare class names on `line` whose call is called again at once: `Cls(a, f(b))(x)`."""
+    for match in _BARE_CALL.finditer(line):
+        depth, at = 1, match.end()
+        while at < len(line) and depth:
+            depth += (line[at] == 0x28) - (line[at] == 0x29)
+            at += 1
+        if depth == 0 and line[at : at + 1] == b"(":
+            yield match.group(1).decode("ascii")
+
+
+def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int, int]]:
+    """First and last line of every function (methods and nested ones too) holding one of `rows`;
+    statements that hold none are not entered."""
+    stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _class_called(node: ast.expr) -> Optional[str]:
-    """`Cls(...)` or `pkg.Cls(...)` with a capitalised name: the name."""
-    if not isinstance(node, ast.Call):
-        return None
-    name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else None
-    return name if name is not None and name[:1].isupper() else None
+        first: int = getattr(node, "lineno", 0)
+        last: int = getattr(node, "end_lineno", None) or first
+        if not any(first <= row <= last for row in rows):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield first, last
+        for field_name in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(child for child in getattr(node, field_name, ()) if isinstance(child, (ast.stmt, ast.excepthandler)))
 
 
 def _set_from_outside(source: bytes) -> tuple[tuple[str, int], ...]:
