@@ -21,6 +21,7 @@ side of "may": a name they miss would make a fix unsafe, never a finding false.
 from __future__ import annotations
 
 import ast
+import bisect
 import hashlib
 import json
 import re
@@ -225,21 +226,21 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
 # Capitalised words (class names as code spells them), and the spots where one only reads a
 # class: its header, `super(Cls, self)`, `isinstance(x, Cls)` (a tuple of classes is not read).
 _CAPITALISED = re.compile(rb"\b[A-Z]\w*")
-_READS_CLASS = re.compile(rb"\bclass[ \t]+([A-Z]\w*)|\bsuper\([ \t]*([A-Z]\w*)[ \t]*,|\b(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\)")
-_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t][^(\n]*$", re.MULTILINE)
+_SUPER_OR_TEST = re.compile(rb"\b(?:super\([ \t]*([A-Z]\w*)[ \t]*,|(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\))")
 
 
 def _class_mentions(tree: ast.Module, source: bytes) -> tuple[tuple[str, int, int], ...]:
     """How often the file's text spells each capitalised word (comments and strings too, so a
     registry that names a class in a string counts), leaving out a class's header, `super(Cls,
-    self)`, `isinstance(x, Cls)`, import lines and docstrings; and how many of those build an instance that is
+    self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build an instance that is
     used for calls and dropped (FileFacts.class_mentions). Counting the text is cheap and errs
     one way: a mention it cannot place only keeps a class from counting as throwaway."""
     total = Counter(_CAPITALISED.findall(source))
-    for match in _READS_CLASS.finditer(source):
-        total[match.group(1) or match.group(2) or match.group(3)] -= 1
-    for line in _IMPORT_LINE.findall(source):
-        for word in _CAPITALISED.findall(line):
+    if b"super(" in source or b"instance(" in source or b"subclass(" in source:
+        for match in _SUPER_OR_TEST.finditer(source):
+            total[match.group(1) or match.group(2)] -= 1
+    for word in _declared_words(tree):
+        if total.get(word, 0) > 0:
             total[word] -= 1
     docstring_rows: set[int] = set()
     for node in _docstrings(tree):
@@ -247,9 +248,25 @@ def _class_mentions(tree: ast.Module, source: bytes) -> tuple[tuple[str, int, in
         for word in _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")):
             if total.get(word, 0) > 0:
                 total[word] -= 1
-    throwaway = _throwaway_builds(tree, source, docstring_rows) if b")(" in source or _MAY_BUILD.search(source) else {}
+    throwaway = _throwaway_builds(tree, source, docstring_rows)
     mentions = ((word.decode("ascii"), count) for word, count in total.items() if count > 0)
     return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions))
+
+
+def _declared_words(tree: ast.Module) -> Iterator[bytes]:
+    """The capitalised words of top-level imports (the module path, the names, their aliases) and
+    the names in the headers of top-level classes and of classes nested in them: spots that name
+    a class without building it."""
+    for node in top_level(tree.body):
+        if isinstance(node, ast.ImportFrom):
+            words = [*(node.module or "").split("."), *(w for a in node.names for w in (a.name, a.asname or ""))]
+        elif isinstance(node, ast.Import):
+            words = [w for a in node.names for w in (*a.name.split("."), a.asname or "")]
+        elif isinstance(node, ast.ClassDef):
+            words = [node.name, *(n.name for n in node.body if isinstance(n, ast.ClassDef))]
+        else:
+            continue
+        yield from (w.encode("ascii") for w in words if w[:1].isupper() and w.isascii())
 
 
 def _docstrings(tree: ast.Module) -> Iterator[ast.Constant]:
@@ -302,7 +319,7 @@ def _throwaway_builds(tree: ast.Module, source: bytes, docstrings: set[int]) -> 
 
 def _candidate_lines(source: bytes) -> Iterator[tuple[int, bytes]]:
     """The lines (number, text) that hold `)(` or start `n = Cls(`, in order, each once."""
-    offsets = sorted({m.start() for m in _MAY_BUILD.finditer(source)} | {m.start() for m in _CALLED_AGAIN.finditer(source)})
+    offsets = sorted({m.start() for m in _MAY_BUILD.finditer(source)} | {m.start() for m in _CALLED_AGAIN.finditer(source)}) if b"(" in source else []
     row, at, last = 1, 0, 0
     for offset in offsets:
         row += source.count(b"\n", at, offset)
@@ -318,7 +335,7 @@ def _candidate_lines(source: bytes) -> Iterator[tuple[int, bytes]]:
 _CALLED_AGAIN = re.compile(rb"\)\(")
 # `    n = Cls(`: a local bound to a class built by its bare name (`==` is no assignment)
 _LOCAL_BUILD = re.compile(rb"[ \t]+(\w+)[ \t]*=[ \t]*([A-Z]\w*)\(")
-_MAY_BUILD = re.compile(rb"^[ \t]+\w+[ \t]*=[ \t]*[A-Z]\w*\(", re.MULTILINE)
+_MAY_BUILD = re.compile(rb"=[ \t]*[A-Z]\w*\(")  # a literal first: a fast scan; the line is read after
 _BARE_CALL = re.compile(rb"(?<![\w.])([A-Z]\w*)\(")
 
 
@@ -356,7 +373,8 @@ def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int
         node = stack.pop()
         first: int = getattr(node, "lineno", 0)
         last: int = getattr(node, "end_lineno", None) or first
-        if not any(first <= row <= last for row in rows):
+        at = bisect.bisect_left(rows, first)
+        if at == len(rows) or rows[at] > last:
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield first, last
