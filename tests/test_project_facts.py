@@ -224,8 +224,13 @@ def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
         ("def show(model):\n    print(model.adapter.gate == 0)\n", None),  # a comparison sets nothing
         ("import torch\n\n\ndef configure(args):\n    args.gate = 0.5\n", None),  # a setting of the program, no module
         ("import torch\n\n\ndef setup(trainer):\n    trainer.cfg.gate = 0.5\n", None),
+        ("class Counter:\n    def __init__(this):\n        this.gate = 0\n", None),  # its own, under another name
+        ("class Counter:\n    @staticmethod\n    def reset(this):\n        this.gate = 0\n", "train.py:4"),  # no instance there
     ],
-    ids=["swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object"],
+    ids=[
+        "swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object",
+        "own-attribute-named-this", "static-method-argument",
+    ],
 )
 def test_a_frozen_parameter_set_from_outside_has_no_fix(
     script: str, site: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -216,7 +216,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     )
     if b"__all__" in source:
         facts.exports = _exports(tree)
-    facts.set_outside = _set_from_outside(source)
+    facts.set_outside = _set_from_outside(source, _instance_names(tree))
     facts.class_mentions = _class_mentions(tree, source)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
@@ -382,18 +382,31 @@ def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int
             stack.extend(child for child in getattr(node, field_name, ()) if isinstance(child, (ast.stmt, ast.excepthandler)))
 
 
-def _set_from_outside(source: bytes) -> tuple[tuple[str, int], ...]:
-    """Attribute names the file sets on objects other than `self`/`cls`, each with its first line;
-    not on an object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module."""
+def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[str, int], ...]:
+    """Attribute names the file sets on objects other than `self`/`cls` (or another name the file's
+    methods give their instance: `def __init__(this, n)`), each with its first line; not on an
+    object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module."""
     first: dict[str, int] = {}
     for match in _SET_FROM_OUTSIDE.finditer(source):
         holder = match.group(1)
-        if holder in (b"self", b"cls") or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
+        if holder in (b"self", b"cls") or holder in selves or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
             continue
         name = match.group(2).decode("ascii")
         if name not in first:
             first[name] = _line_of(source, match.start(2))
     return tuple(first.items())
+
+
+def _instance_names(tree: ast.Module) -> frozenset[bytes]:
+    """The names other than `self` that methods of the file's top-level classes give their first
+    parameter (`this`)."""
+    names: set[bytes] = set()
+    for node in _top_level_classes(tree.body):
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
+                if not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
+                    names.add(method.args.args[0].arg.encode("ascii", "replace"))
+    return frozenset(names - {b"self", b"cls"})
 
 
 def _device_context_calls(tree: ast.Module) -> tuple[tuple[str, int], ...]:
