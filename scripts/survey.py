@@ -440,11 +440,22 @@ FRESH28 = _repositories("""
     Cyr-Ch/energy-forecasting-bench RLE-Foundation/rllte emastr/deep-micro-slip-model
     Mahdi-Si/VAE-TEB pasca-l/hands-and-objects lancercat/VSDF
 """)
+FRESH29 = _repositories("""
+    rixwew/pytorch-fm AntixK/PyTorch-VAE Lightning-Universe/lightning-bolts
+    BloodAxe/pytorch-toolbelt asyml/texar-pytorch awslabs/sockeye joeynmt/joeynmt
+    facebookresearch/pytext researchmm/Stark SHI-Labs/Compact-Transformers KindXiaoming/pykan
+    AutoGPTQ/AutoGPTQ pygod-team/pygod deepchem/deepchem jwyang/faster-rcnn.pytorch
+    zju3dv/neuralbody AILab-CVC/YOLO-World princeton-vl/DPVO salesforce/Merlion THUDM/CogView
+    mit-han-lab/pvcnn hustvl/ViTMatte OpenGVLab/LLaMA-Adapter layumi/Person_reID_baseline_pytorch
+    pytorch/opacus Jeff-sjtu/HybrIK facebookresearch/theseus TorchSSL/TorchSSL astooke/rlpyt
+    Stable-Baselines-Team/stable-baselines3-contrib eloialonso/iris PKU-MARL/HARL
+    metavoiceio/metavoice-src facebookresearch/speech-resynthesis IDEA-Research/OpenSeeD
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
-    "fresh28": FRESH28,
+    "fresh28": FRESH28, "fresh29": FRESH29,
 }
 
 
