@@ -166,6 +166,8 @@ def torch_function_returns_tensor(qualified: str, call_arity: int, keywords: fro
         return False
     if qualified in _VARIABLE:
         return call_arity >= 1  # the old autograd wrapper gives back the tensor it is handed
+    if qualified in TENSOR_STATIC_METHODS:
+        return True
     if len(parts) == 2:
         return _top_level_returns_tensor(parts[1], call_arity, keywords)
     if parts[1] in ("functional",) and len(parts) == 3:
@@ -178,6 +180,14 @@ def torch_function_returns_tensor(qualified: str, call_arity: int, keywords: fro
 
 
 _VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable"))
+# Static methods of torch classes that build a tensor (`nn.Transformer.generate_square_subsequent_mask(n)`:
+# a float mask of -inf above the diagonal).
+TENSOR_STATIC_METHODS = frozenset(
+    """
+    torch.nn.Transformer.generate_square_subsequent_mask
+    torch.nn.modules.transformer.Transformer.generate_square_subsequent_mask
+    """.split()
+)
 
 
 def _top_level_returns_tensor(name: str, call_arity: int, keywords: frozenset[str]) -> bool:
