@@ -352,6 +352,14 @@ def test_a_parameterless_module_drops_its_move_only_when_a_module_holds_it(
     assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF002"]) == [("window.py", 11, "BUF002", expected)]
 
 
+def test_a_private_parameterless_module_held_by_a_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`self.proposal = _ProposalLayer(...)`: a class named with a leading underscore is held too."""
+    holder = ("from window import _Window\nfrom torch import nn\n\n\nclass Model(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.window = _Window()\n")
+    root = _project(tmp_path / "p9p", {"window.py": PARAMETERLESS.replace("class Window", "class _Window"), "user.py": holder})
+    assert _summary([f for f in _findings(capsys, root) if f["code"] == "BUF002"]) == [("window.py", 11, "BUF002", "unsafe")]
+
+
 def test_a_project_that_sets_its_default_device(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = "import torch\n\ntorch.set_default_device('cuda')\n"
     root = _project(tmp_path / "p10", {"masked.py": CONSTANT, "run.py": script})

@@ -275,7 +275,12 @@ def _value_hazards(info: ClassInfo, defining: AttrAssignment, hazards: Hazards) 
     alias = next((a for a in map(_alias_of_argument, info.assignments_to(defining.attr)) if a is not None), None)
     if alias is not None:
         hazards.unsafe.append(f"the value aliases `{alias}`: after .to() the buffer is a separate copy")
-    if _random_weight(defining.attr, value):
+    if _forgotten_bias(info, defining):
+        hazards.blocking.append(
+            f"`{defining.attr}` starts as a constant bias beside randomly initialised weights: it looks like a layer's "
+            "bias that never became an nn.Parameter, which a buffer would keep from training (make it a Parameter)"
+        )
+    elif _random_weight(defining.attr, value):
         hazards.unsafe.append(
             f"`{defining.attr}` is randomly initialised under a weight's name: that it is a constant, not a layer's "
             "weight left out of nn.Parameter (which a buffer would keep from training), is not proved"
@@ -472,8 +477,32 @@ _RANDOM_FACTORIES = frozenset("randn rand empty normal randn_like rand_like empt
 def _random_weight(attr: str, value: cst.BaseExpression) -> bool:
     """`self.weight = torch.randn(n, m)`: a layer's weight that never became a parameter, by
     every sign a reader has (a forgotten `nn.Parameter`, or a fixed random projection)."""
-    if not _WEIGHT_NAME.search(attr):
+    return _WEIGHT_NAME.search(attr) is not None and _randomly_built(value)
+
+
+# A bias's name (`b`, `b_AA`, `bz`, `bias`, `out_bias`) and a weight's (`W`, `W_AA`, `Wz`, `weight`).
+_BIAS_NAME = re.compile(r"^_?b(_\w+|[a-z])?$|bias", re.IGNORECASE)
+_MATRIX_NAME = re.compile(r"^_?[Ww](_\w+|[a-z])?$|weight", re.IGNORECASE)
+_FILLED_FACTORIES = frozenset("zeros ones full empty zeros_like ones_like full_like".split())
+
+
+def _forgotten_bias(info: ClassInfo, defining: AttrAssignment) -> bool:
+    """`self.b = torch.zeros(n)` in a class that also keeps `self.W = init(torch.empty(n, m))`
+    (whatever `init` returns: the weight need not be known to be a tensor): the pair of a dense
+    layer written by hand, its parameters forgotten (a constant zero bias is no table anyone
+    keeps on purpose)."""
+    value = defining.value
+    if value is None or not _BIAS_NAME.search(defining.attr):
         return False
+    if not isinstance(value, cst.Call) or (dotted_name(value.func) or "").rsplit(".", 1)[-1] not in _FILLED_FACTORIES:
+        return False
+    return any(
+        a.value is not None and _MATRIX_NAME.search(a.attr) is not None and _randomly_built(a.value)
+        for a in info.assignments
+    )
+
+
+def _randomly_built(value: cst.BaseExpression) -> bool:
     return any((dotted_name(call.func) or "").rsplit(".", 1)[-1] in _RANDOM_FACTORIES for call in nodes_of(value, cst.Call))
 
 

@@ -514,7 +514,7 @@ class _ClassReader:
         kind = type(value)
         if kind is ast.Call:
             name = _called_name(value.func)  # type: ignore[attr-defined]
-            if name is not None and name[:1].isupper():
+            if name is not None and name.lstrip("_")[:1].isupper():  # `_ProposalLayer(...)` too
                 self.holds.add(name)
             if depth < 3:
                 for arg in value.args:  # type: ignore[attr-defined]
