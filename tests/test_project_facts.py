@@ -736,3 +736,11 @@ def test_a_module_the_project_only_builds_for_one_call(user: str, expected: list
     moved or named as a string anywhere (a registry may build it) stays a finding."""
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/pool.py": THROWAWAY, "pkg/user.py": user})
     assert _summary(_findings(capsys, root)) == expected
+
+
+def test_a_module_only_a_test_builds_for_one_call_is_no_throwaway(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A library class the repository builds only in its tests (`l1 = Penalty(p); l1(x)`) is
+    built by users, who may keep and move it: the test's one-call build proves nothing."""
+    test = "from pkg.pool import Pool\n\n\ndef test_pool():\n    pool = Pool(3, 'cpu')\n    assert pool(1) is not None\n"
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/pool.py": THROWAWAY, "tests/test_pool.py": test})
+    assert _summary(_findings(capsys, root)) == [("pool.py", 8, "BUF001", "none")]

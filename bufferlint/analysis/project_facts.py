@@ -217,7 +217,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     if b"__all__" in source:
         facts.exports = _exports(tree)
     facts.set_outside = _set_from_outside(source, _instance_names(tree))
-    facts.class_mentions = _class_mentions(tree, source)
+    facts.class_mentions = _class_mentions(tree, source, is_test_module(module))
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
@@ -229,12 +229,13 @@ _CAPITALISED = re.compile(rb"\b[A-Z]\w*")
 _SUPER_OR_TEST = re.compile(rb"\b(?:super\([ \t]*([A-Z]\w*)[ \t]*,|(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\))")
 
 
-def _class_mentions(tree: ast.Module, source: bytes) -> tuple[tuple[str, int, int], ...]:
+def _class_mentions(tree: ast.Module, source: bytes, test: bool = False) -> tuple[tuple[str, int, int], ...]:
     """How often the file's text spells each capitalised word (comments and strings too, so a
     registry that names a class in a string counts), leaving out a class's header, `super(Cls,
     self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build an instance that is
-    used for calls and dropped (FileFacts.class_mentions). Counting the text is cheap and errs
-    one way: a mention it cannot place only keeps a class from counting as throwaway."""
+    used for calls and dropped (FileFacts.class_mentions); in a test file (`test`), those builds
+    are left out of both counts. Counting the text is cheap and errs one way: a mention it cannot
+    place only keeps a class from counting as throwaway."""
     total = Counter(_CAPITALISED.findall(source))
     if b"super(" in source or b"instance(" in source or b"subclass(" in source:
         for match in _SUPER_OR_TEST.finditer(source):
@@ -249,6 +250,12 @@ def _class_mentions(tree: ast.Module, source: bytes) -> tuple[tuple[str, int, in
             if total.get(word, 0) > 0:
                 total[word] -= 1
     throwaway = _throwaway_builds(tree, source, docstring_rows)
+    if test:
+        # A test that builds a class for one call shows nothing of how users keep it (a
+        # library's penalty term is built only by its test): such builds count neither way.
+        for name, count in throwaway.items():
+            total[name.encode("ascii")] -= count
+        throwaway = {}
     mentions = ((word.decode("ascii"), count) for word, count in total.items() if count > 0)
     return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions))
 
