@@ -727,8 +727,15 @@ THROWAWAY = MODEL_HEAD + (
         ("from pkg.pool import Pool\n\nFACTORY = {'pool': 'Pool'}\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("import pkg.pool\n\n\ndef pooled(x):\n    return pkg.pool.Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("from pkg.pool import Pool\n\n\ndef pooled(x, pool=None):\n    pool = Pool(3)\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3, x.device).cuda()\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        ("from pkg.pool import Pool as Smoother\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+         "        super().__init__()\n        self.smooth = Smoother(3)\n\n\ndef pooled(x):\n    return Smoother(3, x.device)(x)\n",
+         [("pool.py", 8, "BUF001", "none")]),
     ],
-    ids=["called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "through-the-module", "parameter-rebound"],
+    ids=[
+        "called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "through-the-module",
+        "parameter-rebound", "moved-where-built", "kept-under-another-name",
+    ],
 )
 def test_a_module_the_project_only_builds_for_one_call(user: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A class every construction of which, in every file, is called once and dropped is never
@@ -743,4 +750,12 @@ def test_a_module_only_a_test_builds_for_one_call_is_no_throwaway(tmp_path: Path
     built by users, who may keep and move it: the test's one-call build proves nothing."""
     test = "from pkg.pool import Pool\n\n\ndef test_pool():\n    pool = Pool(3, 'cpu')\n    assert pool(1) is not None\n"
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/pool.py": THROWAWAY, "tests/test_pool.py": test})
+    assert _summary(_findings(capsys, root)) == [("pool.py", 8, "BUF001", "none")]
+
+
+def test_a_class_a_package_re_exports_is_no_throwaway(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`from .pool import Pool` in the package's `__init__`: the library's public API, which users
+    build and keep, whatever its own code does with it."""
+    user = "from pkg.pool import Pool\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n"
+    root = _project(tmp_path, {"pkg/__init__.py": "from .pool import Pool\n", "pkg/pool.py": THROWAWAY, "pkg/user.py": user})
     assert _summary(_findings(capsys, root)) == [("pool.py", 8, "BUF001", "none")]

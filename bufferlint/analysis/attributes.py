@@ -347,12 +347,17 @@ _FAMILY_ATTR = "_bufferlint_family"
 
 
 def _given_or_placed(value: cst.BaseExpression, given: set[str]) -> bool:
-    """The value reads a constructor argument, or places itself (`device=...`, `.to(...)`)."""
-    if any(n.value in given for n in nodes_of(value, cst.Name)):
+    """The value is a constructor argument read as a tensor (`content.mean(...)`, or stored as
+    it is), or is placed on a device the call names (`device=device`, `.to(device)`, with
+    `device` an argument); an argument used as a size (`torch.ones(n) / n`) or a dtype is not."""
+    if isinstance(value, cst.Name) and value.value in given:
         return True
-    calls = nodes_of(value, cst.Call)
-    return any(
-        any(arg.keyword is not None and arg.keyword.value == "device" for arg in call.args)
-        or isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")
-        for call in calls
-    )
+    if any(isinstance(n.value, cst.Name) and n.value.value in given for n in nodes_of(value, cst.Attribute)):
+        return True
+    for call in nodes_of(value, cst.Call):
+        targets = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and call.args and call.args[0].keyword is None:
+            targets.append(call.args[0].value)
+        if any(isinstance(t, cst.Name) and t.value in given and "dtype" not in t.value for t in targets):
+            return True
+    return False

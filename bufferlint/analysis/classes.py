@@ -412,8 +412,9 @@ def top_statements(func: cst.FunctionDef) -> Sequence[cst.BaseStatement]:
 
 
 def never_initialised(info: ClassInfo) -> bool:
-    """The class has an `__init__` and no method of it runs a base constructor, nor hands `self`
-    to a function that might: `nn.Module.__init__` never runs, so `.to()` raises and
+    """The class has an `__init__` and no method of it runs a base constructor, nor does
+    `__init__` call a method on `self` or hand `self` to a function that might:
+    `nn.Module.__init__` never runs, so `.to()` raises and
     `register_buffer` cannot work; whatever the class keeps, that is the bug to fix first."""
     init = info.init
     if init is None or info.super_init_index is not None:
@@ -422,9 +423,13 @@ def never_initialised(info: ClassInfo) -> bool:
     for func in info.methods.values():
         if any(is_base_init(node) for node in nodes_of(func, cst.Call)):
             return False
-    return not any(
-        isinstance(arg.value, cst.Name) and arg.value.value == me for call in nodes_of(init, cst.Call) for arg in call.args
-    )
+    for call in nodes_of(init, cst.Call):
+        # `self._setup(n)` may be a base's method that runs the base constructor
+        if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and call.func.value.value == me:
+            return False
+        if any(isinstance(arg.value, cst.Name) and arg.value.value == me for arg in call.args):
+            return False
+    return True
 
 
 def base_constructor_lines(func: cst.FunctionDef) -> list[int]:

@@ -481,7 +481,7 @@ def _random_weight(attr: str, value: cst.BaseExpression) -> bool:
 
 
 # A bias's name (`b`, `b_AA`, `bz`, `bias`, `out_bias`) and a weight's (`W`, `W_AA`, `Wz`, `weight`).
-_BIAS_NAME = re.compile(r"^_?b(_\w+|[a-z])?$|bias", re.IGNORECASE)
+_BIAS_NAME = re.compile(r"^_?b(_\w+|[a-z])?$|^_?bias(_\w+)?$", re.IGNORECASE)
 _MATRIX_NAME = re.compile(r"^_?[Ww](_\w+|[a-z])?$|weight", re.IGNORECASE)
 _FILLED_FACTORIES = frozenset("zeros ones full empty zeros_like ones_like full_like".split())
 
@@ -498,6 +498,7 @@ def _forgotten_bias(info: ClassInfo, defining: AttrAssignment) -> bool:
         return False
     return any(
         a.value is not None and _MATRIX_NAME.search(a.attr) is not None and _randomly_built(a.value)
+        and a.kind is not ValueKind.PARAMETER  # a weight already wrapped in nn.Parameter is remembered
         for a in info.assignments
     )
 

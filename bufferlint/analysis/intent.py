@@ -18,7 +18,7 @@ from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.names import dotted_name
-from bufferlint.analysis.named_device import fixed_device_names, homing_argument, on_named_device, placed_on_argument
+from bufferlint.analysis.named_device import fixed_device_names, on_named_device
 from bufferlint.analysis.tensors import Scope
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -763,20 +763,6 @@ def _device_move(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
 
 
-def _homed_with_the_module(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    """`__init__(self, ..., device="cpu")` that builds the tensor on `device` and ends with
-    `self.to(device)`: the class places itself and its tensors on the device it is given (an
-    explicit device design, whatever the default), and no method moves the tensor later."""
-    init = info.init
-    argument = homing_argument(init) if init is not None else None
-    if argument is None or defining is None or moved_later(info, attr):
-        return None
-    tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR]
-    if not tensors or not all(a.method is init and placed_on_argument(info, a, argument) for a in tensors):
-        return None
-    return f"__init__() builds it on `{argument}` and moves the module there itself (`self.to({argument})`)"
-
-
 def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """`__init__(self, ..., device, dtype)` building it with both (`t.to(device=device, dtype=dtype)`),
     and no method moving it later: constructed in place where the caller wants it, never moved
@@ -877,5 +863,5 @@ def given_device(info: ClassInfo) -> Optional[str]:
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _kept_on_host,
-    _placed_by_choice, _caller_placed, _homed_with_the_module,
+    _placed_by_choice, _caller_placed,
 )

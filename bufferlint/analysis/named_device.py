@@ -11,9 +11,9 @@ the spellings below that stay findings.
 
 What does not name a device (and so stays a finding):
 - a `device` argument whose default is None or `"cpu"`: when the caller names nothing, the
-  tensor is built on the host (MONAI's MedianFilter, moved with `.to("cuda:0")` by its tests);
-  unless `__init__` also ends with `self.to(device)`: then the module and its tensors are put on
-  the same given device by design (`homing_argument`, `placed_on_argument`; HARL's policies);
+  tensor is built on the host (MONAI's MedianFilter, moved with `.to("cuda:0")` by its tests),
+  also when `__init__` ends with `self.to(device)`: a project may still build it with the
+  default and call `.cuda()` on it;
 - anything in a class that registers buffers itself: it relies on `.to()` to place those, and a
   table built beside them on the caller's device is left behind when they move (botorch);
 - a literal: `"cuda"` is hard-coded (the module cannot run without a GPU), `"cpu"` the host;
@@ -112,17 +112,16 @@ def _bound_names(small: cst.Assign | cst.AnnAssign) -> Iterator[str]:
         yield from stored_names(target)
 
 
-def _placements(value: cst.BaseExpression, splats: bool = False) -> Iterator[cst.BaseExpression]:
+def _placements(value: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     """The device expressions of `value`: `device=` arguments and `.to(<first argument>)`
-    (`.to(*args)` yields its starred name, which then names nothing proved; with `splats`,
-    `.to(**options)` yields the dict `options`)."""
+    (`.to(*args)` yields its starred name, which then names nothing proved)."""
     for call in nodes_of(value, cst.Call):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value == "device":
                 yield arg.value
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args and call.args[0].keyword is None:
             first = call.args[0]
-            yield first.value if splats and first.star == "**" else cst.Ellipsis() if first.star else first.value
+            yield cst.Ellipsis() if first.star else first.value
 
 
 @dataclass(frozen=True)
@@ -285,64 +284,3 @@ def _kept_setting(context: _Context, attr: str, depth: int) -> bool:
         and _names_device(a.value, _Context(context.info, a.method, context.fixed), depth + 1)
         for a in assignments
     )
-
-
-def homing_argument(init: cst.FunctionDef) -> Optional[str]:
-    """The parameter `p` of `__init__` when it ends by moving the module there itself
-    (`self.to(device)`, `self.to(device=device)`, `self.cuda(device)`): the class places itself
-    on the device it is given, whatever its default."""
-    me = self_name(init)
-    params = {param.name.value for param in (*init.params.params, *init.params.kwonly_params)} - {me}
-    for call in nodes_of(init.body, cst.Call):
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and isinstance(func.value, cst.Name) and func.value.value == me:
-            given = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
-            if len(given) == 1 and isinstance(given[0], cst.Name) and given[0].value in params:
-                return given[0].value
-    return None
-
-
-def placed_on_argument(info: ClassInfo, assignment: AttrAssignment, argument: str) -> bool:
-    """The value, or a local of its method that it reads (two steps deep), is placed on
-    `argument`: `device=argument`, `.to(argument)`, or `.to(**self.tpdv)` where `__init__` binds
-    `self.tpdv` to a dict holding `device=argument`."""
-    if assignment.value is None:
-        return False
-    return _placed_on(assignment.value, assignment.method, info, argument, 0)
-
-
-def _placed_on(value: cst.BaseExpression, method: cst.FunctionDef, info: ClassInfo, argument: str, depth: int) -> bool:
-    if depth > 2:
-        return False
-    for target in _placements(value, splats=True):
-        if _is_argument(target, argument) or _dict_of_argument(target, info, argument):
-            return True
-    for name in {n.value for n in nodes_of(value, cst.Name)}:
-        values = _local_values(method, name)
-        if values and all(_placed_on(v, method, info, argument, depth + 1) for v in values):
-            return True
-    return False
-
-
-def _is_argument(target: cst.BaseExpression, argument: str) -> bool:
-    return isinstance(target, cst.Name) and target.value == argument
-
-
-def _dict_of_argument(target: cst.BaseExpression, info: ClassInfo, argument: str) -> bool:
-    """`dict(..., device=argument)`, `{"device": argument}`, or `self.<x>` that `__init__` binds
-    only to one of those."""
-    if isinstance(target, cst.Call) and isinstance(target.func, cst.Name) and target.func.value == "dict":
-        return any(a.keyword is not None and a.keyword.value == "device" and _is_argument(a.value, argument) for a in target.args)
-    if isinstance(target, cst.Dict):
-        return any(
-            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "device"
-            and _is_argument(e.value, argument)
-            for e in target.elements
-        )
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
-        assigned = [a for a in info.assignments if a.attr == target.attr.value]
-        return bool(assigned) and all(
-            a.in_init and a.value is not None and not isinstance(a.value, cst.Attribute) and _dict_of_argument(a.value, info, argument)
-            for a in assigned
-        )
-    return False

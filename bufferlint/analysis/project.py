@@ -80,7 +80,7 @@ def parse_for_index(source: bytes) -> Optional[ast.Module]:
 
 
 def index_tree(tree: ast.Module, module: str, is_package: bool = False, source: bytes = b"") -> FileIndex:
-    index = FileIndex(module, facts=file_facts(tree, module, source))
+    index = FileIndex(module, facts=file_facts(tree, module, source, is_package))
     package = module if is_package else module.rpartition(".")[0]
     local: dict[str, str] = {}
     imports: set[str] = set()
@@ -146,7 +146,7 @@ def _attributes_read(source: bytes, alias: str) -> Optional[set[str]]:
         if attribute is None or attribute.startswith(b"__"):
             return None
         found.add(attribute.decode("ascii", "replace"))
-    return found
+    return found or None  # imported for its side effects (a registry filled on import): all of it
 
 
 _IMPORT_START = re.compile(rb"[ \t]*(?:from[ \t]|import[ \t])")

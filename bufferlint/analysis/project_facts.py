@@ -187,8 +187,8 @@ def may_hold_facts(source: bytes) -> bool:
     return any(word in source for word in words)
 
 
-def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
-    """The facts of one parsed file (`module`: its dotted name)."""
+def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = False) -> FileFacts:
+    """The facts of one parsed file (`module`: its dotted name; `package`: an `__init__.py`)."""
     facts = FileFacts()
     walks = _buffer_walk_lines(source)
     for node in _top_level_classes(tree.body):
@@ -217,7 +217,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes) -> FileFacts:
     if b"__all__" in source:
         facts.exports = _exports(tree)
     facts.set_outside = _set_from_outside(source, _instance_names(tree))
-    facts.class_mentions = _class_mentions(tree, source, is_test_module(module))
+    facts.class_mentions = _class_mentions(tree, source, is_test_module(module), package)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
@@ -229,7 +229,7 @@ _CAPITALISED = re.compile(rb"\b[A-Z]\w*")
 _SUPER_OR_TEST = re.compile(rb"\b(?:super\([ \t]*([A-Z]\w*)[ \t]*,|(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\))")
 
 
-def _class_mentions(tree: ast.Module, source: bytes, test: bool = False) -> tuple[tuple[str, int, int], ...]:
+def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package: bool = False) -> tuple[tuple[str, int, int], ...]:
     """How often the file's text spells each capitalised word (comments and strings too, so a
     registry that names a class in a string counts), leaving out a class's header, `super(Cls,
     self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build an instance that is
@@ -240,7 +240,7 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False) -> tupl
     if b"super(" in source or b"instance(" in source or b"subclass(" in source:
         for match in _SUPER_OR_TEST.finditer(source):
             total[match.group(1) or match.group(2)] -= 1
-    for word in _declared_words(tree):
+    for word in _declared_words(tree, package):
         if total.get(word, 0) > 0:
             total[word] -= 1
     docstring_rows: set[int] = set()
@@ -260,13 +260,16 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False) -> tupl
     return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions))
 
 
-def _declared_words(tree: ast.Module) -> Iterator[bytes]:
+def _declared_words(tree: ast.Module, package: bool = False) -> Iterator[bytes]:
     """The capitalised words of top-level imports (the module path, the names, their aliases) and
     the names in the headers of top-level classes and of classes nested in them: spots that name
-    a class without building it."""
+    a class without building it. Not a name imported under another (`Blur as Smoother`: what is
+    built as `Smoother` is that class), nor what a package's `__init__` imports: a re-export is
+    the library's public API, which its users build and keep."""
     for node in top_level(tree.body):
         if isinstance(node, ast.ImportFrom):
-            words = [*(node.module or "").split("."), *(w for a in node.names for w in (a.name, a.asname or ""))]
+            names = [] if package else [w for a in node.names for w in ((a.name, a.asname) if a.asname is None or a.asname == a.name else (a.asname,)) if w]
+            words = [*(node.module or "").split("."), *names]
         elif isinstance(node, ast.Import):
             words = [w for a in node.names for w in (*a.name.split("."), a.asname or "")]
         elif isinstance(node, ast.ClassDef):
@@ -311,6 +314,8 @@ def _throwaway_builds(tree: ast.Module, source: bytes, docstrings: set[int]) -> 
         code = line.split(b"#", 1)[0]
         names = list(_called_at_once(code)) if b")(" in code else []
         build = _LOCAL_BUILD.match(code) if b"=" in code else None
+        if build is not None and not _call_ends_line(code, build.end() - 1):
+            build = None  # `n = Cls(...).cuda()`: the instance is moved, not only called
         if build is not None:
             spans = spans if spans is not None else sorted(_function_spans(tree.body, rows), key=lambda sp: sp[1] - sp[0])
             lines = lines if lines is not None else source.split(b"\n")
@@ -322,6 +327,16 @@ def _throwaway_builds(tree: ast.Module, source: bytes, docstrings: set[int]) -> 
         for name in names:
             found[name] = found.get(name, 0) + 1
     return found
+
+
+def _call_ends_line(code: bytes, opened: int) -> bool:
+    """The parenthesis at `opened` closes on this line and nothing but blanks follows it."""
+    depth = 0
+    for at in range(opened, len(code)):
+        depth += (code[at] == 0x28) - (code[at] == 0x29)
+        if depth == 0:
+            return not code[at + 1 :].strip()
+    return False
 
 
 def _candidate_lines(source: bytes) -> Iterator[tuple[int, bytes]]:
@@ -362,14 +377,17 @@ def _only_called(text: bytes, local: bytes) -> bool:
 
 
 def _called_at_once(line: bytes) -> Iterator[str]:
-    """The bare class names on `line` whose call is called again at once: `Cls(a, f(b))(x)`."""
-    for match in _BARE_CALL.finditer(line):
-        depth, at = 1, match.end()
-        while at < len(line) and depth:
-            depth += (line[at] == 0x28) - (line[at] == 0x29)
-            at += 1
-        if depth == 0 and line[at : at + 1] == b"(":
-            yield match.group(1).decode("ascii")
+    """The bare class names on `line` whose call is called again at once: `Cls(a, f(b))(x)`.
+    One pass with a stack of open parentheses (each remembers the class name it opens, if any)."""
+    names = {m.end() - 1: m.group(1) for m in _BARE_CALL.finditer(line)}
+    stack: list[Optional[bytes]] = []
+    for at, byte in enumerate(line):
+        if byte == 0x28:
+            stack.append(names.get(at))
+        elif byte == 0x29 and stack:
+            name = stack.pop()
+            if name is not None and line[at + 1 : at + 2] == b"(":
+                yield name.decode("ascii")
 
 
 def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int, int]]:

@@ -61,8 +61,6 @@ class TensorAttribute(Rule):
     default device), tensors built in `__init__` on a device the program names and that no
     method moves again (a `device` argument whatever its default, `args.device` of an options
     object it is given or keeps, a rank, a package's configured device such as `flair.device`;
-    and a `"cpu"` default too when `__init__` ends with `self.to(device)`, placing the module
-    and its tensors on the device it is given;
     a literal `"cuda"`, a name bound to `torch.device("cuda" if torch.cuda.is_available() else
     "cpu")`, and the device of the module's own weights, which is the host while `__init__`
     runs, stay findings), results of the current call computed from the module's own tensors or what
