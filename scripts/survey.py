@@ -451,11 +451,22 @@ FRESH29 = _repositories("""
     Stable-Baselines-Team/stable-baselines3-contrib eloialonso/iris PKU-MARL/HARL
     metavoiceio/metavoice-src facebookresearch/speech-resynthesis IDEA-Research/OpenSeeD
 """)
+FRESH30 = _repositories("""
+    torch-points3d/torch-points3d scverse/scvi-tools MouseLand/cellpose mlmed/torchxrayvision
+    Parskatt/RoMa YvanYin/Metric3D TRI-ML/packnet-sfm Walter0807/MotionBERT geopavlakos/hamer
+    lukas-blecher/LaTeX-OCR VikParuchuri/surya HobbitLong/RepDistiller MzeroMiko/VMamba
+    tinyvision/DAMO-YOLO CoinCheung/BiSeNet facebookresearch/Pearl Eclectic-Sheep/sheeprl
+    corl-team/CORL bowang-lab/MedSAM Tencent/Hunyuan3D-2 wenet-e2e/wespeaker dbiir/UER-py
+    stanford-futuredata/ColBERT deepmodeling/Uni-Mol ai-forever/Kandinsky-2 THUDM/CogVLM
+    deepseek-ai/Janus ashkamath/mdetr TorchSpatiotemporal/tsl HazyResearch/hyena-dna
+    fatchord/WaveRNN facebookresearch/SparseConvNet pytorch/text Fanghua-Yu/SUPIR
+    facebookresearch/fairscale
+""")
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
-    "fresh28": FRESH28, "fresh29": FRESH29,
+    "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30,
 }
 
 
