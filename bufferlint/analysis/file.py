@@ -19,7 +19,7 @@ from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
 from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts, export_variant, is_test_module
 from bufferlint.prefilter import text_gate
-from bufferlint.source import ascii_spelled, line_starts
+from bufferlint.source import ascii_spelled, line_starts, parse
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
 from bufferlint.analysis.walk import nodes_of
@@ -97,7 +97,7 @@ class FileAnalysis:
         parsed only when such a proof is asked for."""
         if not self._partial or self._text is None:
             return self.module
-        return cst.parse_module(self._text)
+        return parse(self._text, checked=True)  # CPython parsed this text already (prechecked.py)
 
     def _may_call(self, method: str) -> bool:
         """Whether the text may call `method` as an attribute (`self.build(`): a method it never

@@ -232,9 +232,9 @@ _SUPER_OR_TEST = re.compile(rb"\b(?:super\([ \t]*([A-Z]\w*)[ \t]*,|(?:isinstance
 def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package: bool = False) -> tuple[tuple[str, int, int], ...]:
     """How often the file's text spells each capitalised word (comments and strings too, so a
     registry that names a class in a string counts), leaving out a class's header, `super(Cls,
-    self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build an instance that is
-    used for calls and dropped (FileFacts.class_mentions); in a test file (`test`), those builds
-    are left out of both counts. Counting the text is cheap and errs one way: a mention it cannot
+    self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build
+    an instance that is used for calls and dropped (FileFacts.class_mentions); in a test file
+    (`test`), those builds are left out of both counts. Counting the text is cheap and errs one way: a mention it cannot
     place only keeps a class from counting as throwaway."""
     total = Counter(_CAPITALISED.findall(source))
     if b"super(" in source or b"instance(" in source or b"subclass(" in source:
@@ -268,7 +268,7 @@ def _declared_words(tree: ast.Module, package: bool = False) -> Iterator[bytes]:
     the library's public API, which its users build and keep."""
     for node in top_level(tree.body):
         if isinstance(node, ast.ImportFrom):
-            names = [] if package else [w for a in node.names for w in ((a.name, a.asname) if a.asname is None or a.asname == a.name else (a.asname,)) if w]
+            names = [] if package else [word for alias in node.names for word in _spelled_import(alias)]
             words = [*(node.module or "").split("."), *names]
         elif isinstance(node, ast.Import):
             words = [w for a in node.names for w in (*a.name.split("."), a.asname or "")]
@@ -277,6 +277,16 @@ def _declared_words(tree: ast.Module, package: bool = False) -> Iterator[bytes]:
         else:
             continue
         yield from (w.encode("ascii") for w in words if w[:1].isupper() and w.isascii())
+
+
+def _spelled_import(alias: ast.alias) -> list[str]:
+    """The words an imported name spells on its line that name no build: `Cls`, and `Cls as Cls`
+    twice; of `Blur as Smoother` only `Smoother` (the class stays mentioned as `Blur`)."""
+    if alias.asname is None:
+        return [alias.name]
+    if alias.asname == alias.name:
+        return [alias.name, alias.asname]
+    return [alias.asname]
 
 
 def _docstrings(tree: ast.Module) -> Iterator[ast.Constant]:
@@ -293,6 +303,18 @@ def _docstrings(tree: ast.Module) -> Iterator[ast.Constant]:
         first = body[0] if body else None
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             yield first.value
+
+
+def _throwaway_classes(files: Iterable[FileFacts]) -> frozenset[str]:
+    """The class names every mention of which, in every file of the run, builds a throwaway
+    instance (FileFacts.class_mentions summed over the run)."""
+    mentions: Counter[str] = Counter()
+    builds: Counter[str] = Counter()
+    for facts in files:
+        for name, total, built in facts.class_mentions:
+            mentions[name] += total
+            builds[name] += built
+    return frozenset(name for name, built in builds.items() if built and built == mentions[name])
 
 
 def _throwaway_builds(tree: ast.Module, source: bytes, docstrings: set[int]) -> dict[str, int]:
@@ -1074,12 +1096,10 @@ class ProjectFacts:
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
-        self._mentions: dict[str, list[int]] = {}  # capitalised name -> [mentions, throwaway builds]
-        for path, facts in sorted(files, key=lambda item: item[0]):
+        ordered = sorted(files, key=lambda item: item[0])
+        for path, facts in ordered:
             self._add(path, facts)
-        # class names every mention of which, in every file, builds a throwaway instance
-        self.throwaway: frozenset[str] = frozenset(name for name, (total, built) in self._mentions.items() if built and built == total)
-        del self._mentions
+        self.throwaway = _throwaway_classes(facts for _, facts in ordered)
         self.hierarchy = hierarchy or {}  # qualified class -> canonical qualified bases
         self.digest = self._digest()
 
@@ -1107,10 +1127,6 @@ class ProjectFacts:
         for name, line in facts.set_outside:
             self.set_outside.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
-        for name, total, built in facts.class_mentions:
-            counts = self._mentions.setdefault(name, [0, 0])
-            counts[0] += total
-            counts[1] += built
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
