@@ -22,6 +22,16 @@ META_CASES = [(c, r, unsafe) for c in all_cases() for r in c.runtimes() if r.kin
 CAST_CASES = [(c, r) for c in all_cases() for r in c.runtimes() if r.kind == "cast"]
 
 
+HAS_GPU = torch.cuda.is_available()  # read before any test hides it
+
+
+@pytest.fixture(autouse=True)
+def same_on_every_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixtures pick devices when imported (`"cuda" if torch.cuda.is_available() else "cpu"`), and
+    these checks compare CPU outputs: on a GPU machine such a module would be built half on CUDA."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
 def _load(path: Path) -> ModuleType:
     return load_module(path, prefix="bufferlint_fixture")
 
@@ -262,7 +272,10 @@ def test_pins_moved_to_a_device_local_run_where_the_predictions_live(tmp_path: P
     fixed = _load(_fixed_path(case, True, tmp_path)).SetLoss()
     losses = fixed(outputs, targets)
     assert {k: v.device.type for k, v in losses.items()} == {"ce": "cpu", "empty": "cpu", "count": "cpu"}
-    if not torch.cuda.is_available():
+    if HAS_GPU:  # the original pins its placeholders to the GPU, away from the CPU predictions
+        original = _load(case.path).SetLoss()(outputs, targets)
+        assert {k: v.device.type for k, v in original.items()} == {"ce": "cpu", "empty": "cuda", "count": "cuda"}
+    else:
         with pytest.raises((AssertionError, RuntimeError)):
             _load(case.path).SetLoss()(outputs, targets)
 

@@ -26,9 +26,15 @@ _CROSS_DEVICE_OPS = frozenset({
     aten._copy_from_and_resize.default, aten.lift_fresh.default, aten.lift_fresh_copy.default,
     aten._foreach_copy_.default, aten.to.device, aten.to.dtype_layout, aten.to.other,
 })
-# ops where CUDA accepts index tensors on the CPU: only `self` (and `values`) must match
+# ops where CUDA accepts index tensors on the CPU, but not a CPU `self` indexed from the GPU
+# ("indices should be either on cpu or on the same device as the indexed tensor")
 _INDEX_OPS = frozenset({aten.index.Tensor, aten._unsafe_index.Tensor})
 _INDEX_PUT_OPS = frozenset({aten.index_put.default, aten.index_put_.default, aten._unsafe_index_put.default})
+# arguments that CUDA itself requires on the host: packed-sequence lengths and batch sizes
+_HOST_ARGUMENTS = {
+    aten._pack_padded_sequence.default: 1, aten._pad_packed_sequence.default: 1,
+    aten.lstm.data: 1, aten.gru.data: 1, aten.rnn_tanh.data: 1, aten.rnn_relu.data: 1,
+}
 # ops with no exemption for 0-dim CPU operands on CUDA
 _NO_SCALAR_EXEMPTION = frozenset({aten.nextafter.default})
 # message fragments of meta kernels refusing to run because the result depends on the data
@@ -49,16 +55,22 @@ def _is_cpu_scalar(t: torch.Tensor) -> bool:
 
 def _checked_operands(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor]:
     """The tensors of one op call that CUDA requires on the same device."""
-    if func in _INDEX_OPS:
-        return [args[0]]
-    if func in _INDEX_PUT_OPS:
-        values = args[2]
-        return [args[0]] + ([values] if values.dim() > 0 else [])
+    if func in _INDEX_OPS or func in _INDEX_PUT_OPS:
+        return _indexing_operands(func, args)
+    if func in _HOST_ARGUMENTS:
+        args = args[:_HOST_ARGUMENTS[func]] + args[_HOST_ARGUMENTS[func] + 1:]
     flat, _ = tree_flatten((args, kwargs))
     tensors = [a for a in flat if isinstance(a, torch.Tensor)]
     if func in _NO_SCALAR_EXEMPTION:
         return tensors
     return [t for t in tensors if not _is_cpu_scalar(t)]
+
+
+def _indexing_operands(func: Any, args: tuple) -> list[torch.Tensor]:
+    """The indexed tensor, its indices off the host, and (index_put) values that are not 0-dim."""
+    indices = [i for i in args[1] if isinstance(i, torch.Tensor) and i.device.type != "cpu"]
+    values = [args[2]] if func in _INDEX_PUT_OPS and args[2].dim() > 0 else []
+    return [args[0], *indices, *values]
 
 
 class DeviceCheckMode(TorchDispatchMode):
@@ -73,11 +85,13 @@ class DeviceCheckMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if self.target.type == "meta":
+            args, kwargs = _gpu_as_target(args, kwargs, self.target)
         if func not in _CROSS_DEVICE_OPS:
             devices = {t.device for t in _checked_operands(func, args, kwargs)}
             if len(devices) > 1:
                 self._record(func, devices)
-                args, kwargs = self._move_to_target(args, kwargs)
+                args, kwargs = self._move_to_target(func, args, kwargs)
         try:
             return func(*args, **kwargs)
         except (NotImplementedError, RuntimeError) as exc:
@@ -93,11 +107,22 @@ class DeviceCheckMode(TorchDispatchMode):
         self._reported.add((str(func), location))
         self.errors.append(DeviceError(op=str(func), devices=sorted(map(str, devices)), location=location, source=source))
 
-    def _move_to_target(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    def _move_to_target(self, func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         def move(t: torch.Tensor) -> torch.Tensor:
             return t if t.device == self.target or _is_cpu_scalar(t) else t.to(self.target)
 
-        return tree_map_only(torch.Tensor, move, (args, kwargs))
+        host = _HOST_ARGUMENTS.get(func)
+        moved = tuple(a if i == host else tree_map_only(torch.Tensor, move, a) for i, a in enumerate(args))
+        return moved, tree_map_only(torch.Tensor, move, kwargs)
+
+
+def _gpu_as_target(args: tuple, kwargs: dict, target: torch.device) -> tuple[tuple, dict]:
+    """Emulating on a machine that has a GPU: a tensor already on it (built with a device picked at
+    import) is where a real CUDA run would have it, so it stands in for the target unreported."""
+    def move(t: torch.Tensor) -> torch.Tensor:
+        return t.to(target) if t.device.type == "cuda" else t
+
+    return tree_map_only(torch.Tensor, move, (args, kwargs))
 
 
 def _is_cuda(device: Any) -> bool:

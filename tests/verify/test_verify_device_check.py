@@ -100,6 +100,40 @@ def test_cpu_index_tensors_are_allowed_like_on_cuda() -> None:
     assert outcome.errors == [] and outcome.forward == "ran"
 
 
+def test_cpu_table_indexed_by_device_indices_is_caught_like_on_cuda() -> None:
+    """CUDA refuses a CPU tensor indexed from the GPU ("indices should be either on cpu or on the
+    same device as the indexed tensor"); a real H200 run stopped at this line, so must the emulation."""
+
+    class Lookup(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = torch.randn(5, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.table[x.argmax(-1)] + x
+
+    outcome = check_module(Lookup(), (torch.randn(2, 3),))
+    assert [(e.op, e.devices) for e in outcome.errors] == [("aten.index.Tensor", ["cpu", "meta"])]
+    assert "self.table[x.argmax(-1)]" in outcome.errors[0].source and outcome.forward == "ran"
+
+
+def test_packed_sequence_lengths_stay_on_the_host_unreported() -> None:
+    """`pack_padded_sequence` requires CPU lengths, on CUDA too: moving them would break the call."""
+
+    class Packed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = nn.LSTM(3, 3, batch_first=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            lengths = torch.full((x.shape[0],), x.shape[1], dtype=torch.long)
+            packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+            return self.rnn(packed)[1][0]
+
+    outcome = check_module(Packed(), (torch.randn(2, 5, 3),))
+    assert (outcome.errors, outcome.forward) == ([], "ran"), outcome.messages
+
+
 def test_forward_crash_is_reported_as_crashed() -> None:
     outcome = check_module(build("Buffered"), (torch.randn(2, 5),))  # wrong width
     assert outcome.forward == "crashed"
