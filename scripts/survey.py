@@ -462,11 +462,25 @@ FRESH30 = _repositories("""
     fatchord/WaveRNN facebookresearch/SparseConvNet pytorch/text Fanghua-Yu/SUPIR
     facebookresearch/fairscale
 """)
+FRESH31 = _repositories("""
+    Deci-AI/super-gradients yoxu515/aot-benchmark NVlabs/RADIO NVlabs/FoundationPose
+    genforce/genforce nkolot/SPIN Daniil-Osokin/lightweight-human-pose-estimation.pytorch
+    WenmuZhou/DBNet.pytorch breezedeus/CnOCR facebookresearch/vjepa2 nerfstudio-project/gsplat
+    netease-youdao/EmotiVoice mravanelli/pytorch-kaldi NVIDIA/Megatron-LM
+    facebookresearch/ParlAI bigscience-workshop/petals mlfoundations/open_lm
+    werner-duvaud/muzero-general facebookresearch/salina leggedrobotics/rsl_rl
+    cpnota/autonomous-learning-library PyGCL/PyGCL uma-pi1/kge facebookresearch/PyTorch-BigGraph
+    baker-laboratory/RoseTTAFold-All-Atom ehoogeboom/e3_diffusion_for_molecules
+    camlab-ethz/poseidon NVlabs/FourCastNet ibm-granite/granite-tsfm
+    facebookresearch/flow_matching twitter/the-algorithm-ml AmazingDD/daisyRec
+    ContinualAI/avalanche Harry24k/adversarial-attacks-pytorch VainF/Torch-Pruning
+""")
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
-    "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30,
+    "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
 }
 
 

@@ -759,3 +759,46 @@ def test_a_class_a_package_re_exports_is_no_throwaway(tmp_path: Path, capsys: py
     user = "from pkg.pool import Pool\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n"
     root = _project(tmp_path, {"pkg/__init__.py": "from .pool import Pool\n", "pkg/pool.py": THROWAWAY, "pkg/user.py": user})
     assert _summary(_findings(capsys, root)) == [("pool.py", 8, "BUF001", "none")]
+
+
+BASIS = MODEL_HEAD + (
+    "\n\nclass Basis(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.centres = torch.linspace(0.0, 5.0, 8)\n\n"
+    "    def forward(self, d):\n"
+    "        return d.unsqueeze(-1) - self.centres\n\n\n"
+    "class Encoder(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.basis = Basis()\n\n"
+    "    def forward(self, d):\n"
+    "        return self.basis(d)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("holder", "fix"),
+    [
+        ("    def half(self):\n        super().half()\n        self.encoder = self.encoder.float()\n        return self\n", "none"),
+        ("    def bfloat16(self):\n        super().bfloat16()\n        self.encoder.to(torch.float32)\n        return self\n", "none"),
+        ("    def prepare(self):\n        self.half()\n        self.encoder.float()\n", "none"),  # a method that casts to half first
+        ("    def reset(self):\n        self.encoder = self.encoder.float()\n", "safe"),  # no cast to half before it
+        ("    def half(self):\n        super().half()\n        self.other = self.other.float()\n        return self\n", "safe"),  # another module
+    ],
+    ids=["half-override", "bfloat16-to-float32", "method-that-halves", "no-half-cast", "another-module"],
+)
+def test_a_module_a_holder_keeps_in_float32(holder: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A holder in another file whose cast to half puts the module it holds back in float32: the
+    tensors of that module and of the modules it holds, at any depth, stay exact only as plain
+    attributes (a buffer is rounded to half first), so BUF001 offers no fix there."""
+    files = {
+        "pkg/layers.py": BASIS,
+        "pkg/model.py": MODEL_HEAD + "from pkg.layers import Encoder\n\n\nclass Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.encoder = Encoder()\n"
+        "        self.other = nn.Linear(2, 2)\n\n" + holder,
+    }
+    findings = [f for f in _findings(capsys, _project(tmp_path / "p", files)) if f["code"] == "BUF001"]
+    assert _summary(findings) == [("layers.py", 8, "BUF001", fix)]
+    if fix == "none":
+        assert "back to float32 after Model is cast to half" in findings[0]["message"]

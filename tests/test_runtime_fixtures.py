@@ -4,6 +4,7 @@ the module, and nothing left behind after `.to("meta")` once every finding is fi
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -298,6 +299,49 @@ def test_the_fix_refused_for_a_subclass_list_would_raise(tmp_path: Path) -> None
     assert [type(fixed.__dict__[n](8)).__name__ for n in ("Encoding", "RelativeEncoding", "LearnedEncoding")] == [
         "Encoding", "RelativeEncoding", "LearnedEncoding"
     ]
+
+
+def test_the_fix_refused_under_a_float32_holder_would_round(tmp_path: Path) -> None:
+    """fixtures/trust/kept_float_by_holder.py: PairEncoder.half() puts its RadialBasis back in
+    float32. The plain centres stay exact through it; registered as a buffer (the fix BUF001
+    declines) they come back rounded to float16, and the distances expanded on them move."""
+    case = next(c for c in all_cases() if c.id == "trust/kept_float_by_holder")
+    forced = tmp_path / "forced.py"
+    forced.write_text(case.source.decode().replace(
+        "self.centres = torch.linspace(0.0, stop, k) / 3.0",
+        'self.register_buffer("centres", torch.linspace(0.0, stop, k) / 3.0, persistent=False)',
+    ))
+    original, registered = (_load(path).PairEncoder().half() for path in (case.path, forced))
+    assert original.basis.centres.dtype == registered.basis.centres.dtype == torch.float32
+    exact = torch.linspace(0.0, 5.0, 16) / 3.0
+    assert torch.equal(original.basis.centres, exact)
+    assert torch.equal(registered.basis.centres, exact.half().float())
+    assert not torch.equal(registered.basis.centres, exact)
+
+
+def test_per_call_histogram_as_a_buffer_would_mix_devices(tmp_path: Path) -> None:
+    """fixtures/trust/filled_per_call.py: BalancedLoss rebuilds its counts on the host every call.
+    Kept plain, its running counts stay beside them wherever the loss is moved; registered (the
+    fix a false alarm would offer) they follow `.to()` and the running average mixes devices."""
+    from bufferlint.verify.device_check import DataDependentOp, DeviceCheckMode
+
+    case = next(c for c in all_cases() if c.id == "trust/filled_per_call")
+    forced = tmp_path / "forced.py"
+    forced.write_text(case.source.decode().replace(
+        "self.last_counts = None", 'self.register_buffer("last_counts", None, persistent=False)'
+    ))
+    errors = {}
+    for name, path in (("plain", case.path), ("buffer", forced)):
+        torch.manual_seed(0)
+        loss, pred, target = _load(path).BalancedLoss(4), torch.rand(6, 2), torch.rand(6, 2)
+        loss(pred, target)
+        loss.to("meta")
+        checker = DeviceCheckMode(torch.device("meta"))
+        with torch.no_grad(), checker, contextlib.suppress(DataDependentOp):  # meta counts have no values to copy back
+            loss(pred, target)
+        errors[name] = [(e.op, e.source.strip()) for e in checker.errors]
+    assert errors["plain"] == []
+    assert errors["buffer"][0] == ("aten.add.Tensor", "counts = self.momentum * self.last_counts + (1 - self.momentum) * counts")
 
 
 def test_arguments_given_as_parameters_are_not_reported() -> None:

@@ -21,7 +21,7 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder
-from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
+from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
@@ -241,7 +241,7 @@ class ClassAttributes:
     def _zero_dim(self, attr: str) -> Optional[str]:
         qualify = self.analysis.inference.qualify
         tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
-        if tensors and all(is_zero_dim(a.value, qualify, scalar_names(a.method)) for a in tensors):  # type: ignore[arg-type]
+        if tensors and all(is_zero_dim(a.value, qualify, scalar_names(a.method), vector_names(a.method, qualify)) for a in tensors):  # type: ignore[arg-type]
             return "a 0-dim tensor, which CUDA accepts next to tensors on the GPU"
         if tensors and all(static_numel(a.value, qualify) == 0 for a in tensors):  # type: ignore[arg-type]
             # `self.k_cache = torch.tensor([])`, filled later by code that allocates it on the device

@@ -58,17 +58,25 @@ _POINTWISE = frozenset(
 _FULL_REDUCTIONS = frozenset("sum mean prod max min norm std var amax amin all any median".split())
 
 
-def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[str] = frozenset()) -> bool:
+def is_zero_dim(
+    expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[str] = frozenset(), vectors: frozenset[str] = frozenset()
+) -> bool:
     """`torch.zeros(())`, `torch.empty([])`, `torch.tensor(0.)`, and what keeps or makes a tensor
-    0-dim: `torch.sqrt(torch.tensor(2.))`, `x.sum()`, `2 * torch.tensor(1.)`. `scalars`: names
-    known to hold Python numbers (`scalar_names`), so `torch.tensor(rate)` counts too."""
+    0-dim: `torch.sqrt(torch.tensor(2.))`, `x.sum()`, `2 * torch.tensor(1.)`, one element of a
+    1-D tensor (`centres[1] - centres[0]`). `scalars`: names known to hold Python numbers
+    (`scalar_names`), so `torch.tensor(rate)` counts too; `vectors`: local names known to hold
+    1-D tensors (`vector_names`)."""
     if isinstance(expr, cst.BinaryOperation):
         sides = (expr.left, expr.right)
-        return any(is_zero_dim(s, qualify, scalars) for s in sides) and all(
-            is_zero_dim(s, qualify, scalars) or _is_scalar(s) or _is_scalar_name(s, scalars) for s in sides
+        return any(is_zero_dim(s, qualify, scalars, vectors) for s in sides) and all(
+            is_zero_dim(s, qualify, scalars, vectors) or _is_scalar(s) or _is_scalar_name(s, scalars) for s in sides
         )
     if isinstance(expr, cst.UnaryOperation):
-        return is_zero_dim(expr.expression, qualify, scalars)
+        return is_zero_dim(expr.expression, qualify, scalars, vectors)
+    if isinstance(expr, cst.Subscript):
+        return _one_element(expr, scalars) and (
+            _is_scalar_name(expr.value, vectors) or _one_dim_factory(expr.value, qualify, scalars)
+        )
     if not isinstance(expr, cst.Call):
         return False
     qualified = qualify(expr.func) or ""
@@ -76,7 +84,7 @@ def is_zero_dim(expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[s
     if _reduces_everything(expr, short) or (short in _POINTWISE and _first_is_zero_dim(expr, qualify, scalars)):
         return True
     if not short and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _POINTWISE | _SAME_SIZE_METHODS:
-        return is_zero_dim(expr.func.value, qualify, scalars)
+        return is_zero_dim(expr.func.value, qualify, scalars, vectors)
     if short in _SHAPE_FACTORIES:
         shape = _shape_args(expr, short)
         return shape is not None and len(shape) == 0
@@ -103,6 +111,51 @@ def scalar_names(func: cst.FunctionDef) -> frozenset[str]:
                 name = target.target.value
                 verdicts[name] = verdicts.get(name, True) and _number_expression(assign.value)
     return frozenset(found | {name for name, ok in verdicts.items() if ok and name not in found})
+
+
+def vector_names(func: cst.FunctionDef, qualify: Qualify) -> frozenset[str]:
+    """The locals every assignment of which builds a 1-D tensor (`mean = torch.linspace(0, 9, k)`)."""
+    scalars, verdicts = scalar_names(func), dict[str, bool]()
+    for assign in nodes_of(func.body, cst.Assign):
+        for target in assign.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                verdicts[name] = verdicts.get(name, True) and _one_dim_factory(assign.value, qualify, scalars)
+    return frozenset(name for name, ok in verdicts.items() if ok)
+
+
+# Factories whose result is 1-D whatever their arguments are.
+_VECTOR_FACTORIES = frozenset(
+    "linspace logspace arange randperm hann_window hamming_window blackman_window bartlett_window kaiser_window".split()
+)
+
+
+def _one_dim_factory(expr: cst.BaseExpression, qualify: Qualify, scalars: frozenset[str]) -> bool:
+    """`torch.linspace(0, 1, n)`, `torch.arange(n)`, `torch.zeros(n)` (`n` a number, never a name
+    that may hold a shape), `torch.tensor([1., 2.])`."""
+    if not isinstance(expr, cst.Call) or any(arg.star for arg in expr.args):
+        return False
+    qualified = qualify(expr.func) or ""
+    short = qualified[len("torch.") :] if qualified.startswith("torch.") else ""
+    if short in _VECTOR_FACTORIES:
+        return True
+    if short in _SHAPE_FACTORIES:
+        shape = _shape_args(expr, short)
+        return shape is not None and len(shape) == 1 and (_int_literal(shape[0]) is not None or _is_scalar_name(shape[0], scalars))
+    data = _positional(expr, 0) if short in _DATA_FACTORIES else None
+    return isinstance(data, (cst.List, cst.Tuple)) and all(
+        not isinstance(e, cst.StarredElement) and _is_scalar(e.value, element=True) for e in data.elements
+    )
+
+
+def _one_element(subscript: cst.Subscript, scalars: frozenset[str]) -> bool:
+    """`t[1]`, `t[-1]`, `t[i]` with `i` a number: one integer index, no slice."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    index = subscript.slice[0].slice.value
+    if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus):
+        index = index.expression
+    return isinstance(index, cst.Integer) or _is_scalar_name(index, scalars)
 
 
 def _number_expression(expr: cst.BaseExpression) -> bool:

@@ -20,8 +20,9 @@ The obligations (the rules' docs list them too):
 6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
    or alias an argument or another attribute, and it is not handed to another module; nor is it
    a randomly initialised `weight`/`bias`, which may be a forgotten nn.Parameter (unsafe);
-7. its dtype may follow the module: not complex, not bucket boundaries and not pinned with an
-   explicit dtype (disproved: no fix), not compared with data as a threshold (unsafe);
+7. its dtype may follow the module: not complex, not bucket boundaries, not pinned with an
+   explicit dtype, and not in a module that a holder's cast to half puts back in float32
+   (disproved: no fix), not compared with data as a threshold (unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
    restored);
 9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`)
@@ -312,6 +313,10 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
         # Measured on fresh code: 4 of 6 such rewrites broke a module that is cast (BUF003's
         # hoisting declines these for the same reason).
         hazards.blocking.append(f"its dtype is set on purpose (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
+        return
+    kept = project.kept_float_by_holder(analysis.qualified(info)) if project.known else None
+    if kept is not None:
+        hazards.blocking.append(f"{kept}, keeping it in full precision on purpose: as a buffer, `{defining.attr}` would be rounded to half first")
         return
     bucketing = boundary_use(info, defining.attr, analysis.inference.qualify, info.methods.values())
     if bucketing is not None:

@@ -380,6 +380,8 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
         if set(data_names(value)) & tainted or reads_attr:
             for target in _targets(small):
                 tainted.update(stored_names(target))
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    tainted.add(target.value.value)  # `counts[i] = (bins == i).sum()`: filled from them in place
                 if me is not None and _is_self_attr(target, me):
                     attrs.add(target.attr.value)  # type: ignore[attr-defined]
     return tainted

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from bufferlint.analysis import holder_casts
 from bufferlint.analysis.torch_api import is_module_base
 
 # Methods through which a class moves its own state (a class defining one manages its devices).
@@ -156,6 +157,9 @@ class FileFacts:
     # how many of those build a throwaway instance (`Pool(mode)(x)`, or `n = Norm(a, b)` in a
     # function that only ever calls `n(...)`): (name, mentions, throwaway)
     class_mentions: tuple[tuple[str, int, int], ...] = ()
+    # a cast override that puts a held module back in float32 (analysis/holder_casts.py):
+    # (the holder, qualified; its attribute; the class built into it, by name; the line)
+    recasts_held: tuple[tuple[str, str, str, int], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -163,12 +167,13 @@ class FileFacts:
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
+            self.recasts_held,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -177,6 +182,7 @@ class FileFacts:
             tuple((name, line) for name, line in set_outside),
             tuple((name, line) for name, line in unfreezes_held),
             tuple((name, total, throwaway) for name, total, throwaway in mentions),
+            tuple((holder, attr, held, line) for holder, attr, held, line in recasts),
         )
 
 
@@ -196,6 +202,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
     facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
     if b"requires_grad_(" in source and not is_test_module(module):
         facts.unfreezes_held = _holder_unfreezing(tree, module)
+    if any(word in source for word in holder_casts.WORDS) and not is_test_module(module):
+        facts.recasts_held = holder_casts.holder_recasts(_top_level_classes(tree.body), module)
     if is_test_module(module):
         facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
     elif facts.unfreezes_any is not None:
@@ -1096,6 +1104,7 @@ class ProjectFacts:
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
+        self.recasts_held: list[tuple[str, str, str, str]] = []  # (holder, attribute, held class's name, `path:line`)
         ordered = sorted(files, key=lambda item: item[0])
         for path, facts in ordered:
             self._add(path, facts)
@@ -1127,6 +1136,7 @@ class ProjectFacts:
         for name, line in facts.set_outside:
             self.set_outside.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
+        self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
@@ -1156,6 +1166,7 @@ class ProjectFacts:
                 sorted(self.exports.items()),
                 sorted(self.set_outside.items()),
                 sorted(self.unfreezes_held),
+                sorted(self.recasts_held),
             ],
             separators=(",", ":"),
         )
@@ -1300,6 +1311,17 @@ class ProjectFacts:
         for holder, site in self.unfreezes_held:
             if holder != qualified and short in self._held_from(holder):
                 return f"{site} turns requires_grad on for a {holder.rpartition('.')[2]} and every module it holds, {short} among them"
+        return None
+
+    def kept_float_by_holder(self, qualified: str) -> Optional[str]:
+        """Where a holder's cast to half puts the module it holds back in float32 (`self.kernel =
+        self.kernel.float()` in its `half()`), `qualified` being that module's class or one it holds
+        at any depth: the holder keeps the tensors of `qualified` in full precision on purpose."""
+        short = qualified.rpartition(".")[2]
+        for holder, attr, held, site in self.recasts_held:
+            inside = (name for name in self._classes_by_short_name.get(held, ()) if name != qualified)
+            if held == short or any(short in self._held_from(name) for name in inside):
+                return f"{site} casts `{attr}` ({held}) back to float32 after {holder.rpartition('.')[2]} is cast to half"
         return None
 
     def _held_from(self, holder: str) -> set[str]:

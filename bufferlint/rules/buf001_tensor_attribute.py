@@ -47,11 +47,13 @@ class TensorAttribute(Rule):
     an index from the input's device, or `forward` or a public method returns it. Not reported:
     a tensor only read for its metadata or on the host (`.shape`, `.item()`, `int()`,
     unpacked into a call's arguments as sizes, `torch.multinomial` weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
-    constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors), a stand-in for a Parameter
+    constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors; one element of a 1-D
+    tensor counts: `width * (centres[1] - centres[0])`), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
     shape, a cache computed from the parameters (`if self.delta is None: self.delta = self.up.weight
     @ self.down.weight`), a tensor a method builds asking for gradients and hands to its own
-    optimizer (a multiplier re-created for every run), state set from a method's arguments or rebuilt per call, a lazy cache behind `hasattr`,
+    optimizer (a multiplier re-created for every run), state set from a method's arguments (a local filled
+    from them in place counts: `counts[i] = (idx == i).sum()`) or rebuilt per call, a lazy cache behind `hasattr`,
     a table built once on first use with the device of the module's own tensors
     (`if self.idx is None: self.idx = torch.tensor(..., device=self.codes.device)`),
     and tensors of classes that place them themselves (their own `to()`/`_apply()` in the class or
@@ -111,8 +113,11 @@ class TensorAttribute(Rule):
        a layer's weight that never became an nn.Parameter (a buffer would keep it from training)
        (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
-       imaginary part), not bucket boundaries of `torch.bucketize`, and no dtype set on purpose,
-       such as `dtype=torch.float32` or `torch.FloatTensor(...)` (no fix); not compared with data as thresholds
+       imaginary part), not bucket boundaries of `torch.bucketize`, no dtype set on purpose,
+       such as `dtype=torch.float32` or `torch.FloatTensor(...)`, and not in a module that a
+       holder in any file puts back in float32 after casting itself to half (`def half(self):
+       super().half(); self.kernel = self.kernel.float()`: the plain tensor stays exact, a buffer
+       would be rounded first) (no fix); not compared with data as thresholds
        (`g >= self.edges[:-1]`: `.half()` would round the edges and move values across them;
        comparing its size is fine) (unsafe); a helper it is built by is readable in the linted
        files (else unsafe).
