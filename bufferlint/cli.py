@@ -295,7 +295,7 @@ def _collect(args: argparse.Namespace, file: FileResult, settings: Settings, out
             outcome.fixed_by_file.pop(file.filename, None)
             outcome.findings.extend(_check_data(original, file.filename, settings, fix=False).findings)
             return
-        if args.verify and not is_notebook(file.filename) and not _verified(args, file, original):
+        if args.verify and not is_notebook(file.filename) and not _verified(args, file, original, outcome):
             outcome.errors += 1
             outcome.fixed_by_file.pop(file.filename, None)
             outcome.findings.extend(without_fixes(check_bytes(original, file.filename, settings).findings))
@@ -346,11 +346,13 @@ def _add_noqa_to(filename: str, settings: Settings) -> "int | str":
     return result.directives
 
 
-def _verified(args: argparse.Namespace, file: FileResult, original: bytes) -> bool:
+def _verified(args: argparse.Namespace, file: FileResult, original: bytes, outcome: Outcome) -> bool:
     """Verify the written fix against the original; a failing file is written back as it was."""
     assert isinstance(file.new_data, bytes)
     verification = verify_fixed_file(file.filename, original, file.new_data, args.verify_timeout)
     report_verification(verification)
+    if verification.unverified and not verification.reverted:
+        outcome.errors += 1  # asked to verify: a fix kept without proof is no success (exit 1)
     return not verification.reverted
 
 

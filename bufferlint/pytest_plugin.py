@@ -42,12 +42,26 @@ def assert_device_consistent(module: Any, *inputs: Any, device: str = "auto", in
 
 def _copy(module: Any) -> Any:
     try:
-        return copy.deepcopy(module)
+        return copy.deepcopy(module, _recomputed_memo(module))
     except Exception as exc:  # locks, open files, generators held by the module
         raise TypeError(
             f"assert_device_consistent: cannot deep-copy {type(module).__name__} ({exc}); "
             "pass a fresh module with inplace=True"
         ) from exc
+
+
+def _recomputed_memo(module: Any) -> dict[int, Any]:
+    """Detached copies of what weight_norm, spectral_norm and pruning recompute before every
+    forward: those tensors are results of autograd (no graph leaves), which deepcopy refuses."""
+    from bufferlint.verify.walk import recomputed_attributes
+
+    memo: dict[int, Any] = {}
+    for sub in module.modules():
+        for name in recomputed_attributes(sub):
+            value = vars(sub).get(name)
+            if value is not None:
+                memo[id(value)] = value.detach().clone()
+    return memo
 
 
 def _problems(outcome: Any) -> list[str]:

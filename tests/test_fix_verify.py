@@ -66,7 +66,7 @@ def test_good_fix_is_verified_and_kept(tmp_path: Path, capsys: pytest.CaptureFix
     path = _write(tmp_path, GOOD)
     assert main(["--fix", "--verify", str(path)]) == 0
     err = capsys.readouterr().err
-    assert f"verified: {path}::Window" in err
+    assert f"verified: {path}::Window (built, state_dict keys equal, old checkpoint loads, outputs equal)" in err
     assert 'self.register_buffer("window", torch.hann_window(4), persistent=False)' in path.read_text()
 
 
@@ -82,11 +82,24 @@ def test_fix_that_changes_outputs_is_reverted(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_class_that_cannot_be_built_is_listed_unverified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The fix stays written, but a run asked to verify does not succeed without proof."""
     path = _write(tmp_path, NEEDS_ARGS)
-    assert main(["--fix", "--verify", str(path)]) == 0
+    assert main(["--fix", "--verify", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"unverified: {path}::Sized" in err
+    assert f"unverified: {path}::Sized" in err and f"kept unverified: {path}" in err
     assert 'self.register_buffer("table", torch.ones(n), persistent=False)' in path.read_text()
+
+
+def test_a_class_without_an_input_is_not_called_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Built and loaded, but forward never ran: the report says what was proved, and not `verified`."""
+    path = tmp_path / "model.py"
+    path.write_text(GOOD)
+    assert main(["--fix", "--verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "verified: " + str(path) not in err.replace("unverified: ", "")
+    assert f"unverified: {path}::Window: outputs not compared: no example input" in err
+    assert "proved: both versions build, their state_dict keys are the same" in err
+    assert 'self.register_buffer("window", torch.hann_window(4), persistent=False)' in path.read_text()
 
 
 def test_verify_needs_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,7 +119,7 @@ def test_a_package_that_does_not_import_leaves_the_fix_unverified_not_failed(
     (package / "__init__.py").write_text("import module_missing_here_for_bufferlint\n")
     path = package / "model.py"
     path.write_text(GOOD)
-    assert main(["--fix", "--verify", str(path)]) == 0
+    assert main(["--fix", "--verify", str(path)]) == 1
     err = capsys.readouterr().err
     assert f"unverified: {path}::Window" in err and "the package does not import here" in err
     assert "verification failed" not in err

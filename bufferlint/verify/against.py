@@ -27,12 +27,14 @@ def compare(old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple 
         return _failed(result, f"the new version could not be built: {exc}")
     _compare_keys(old, new, result)
     _load_old_checkpoint(old, new, result)
-    if inputs is None:
-        result.messages.append("outputs not compared: no example input")
-    else:
+    if inputs is not None:
         _compare_outputs(old, new, inputs, result)
     if result.status == "pass" and (result.missing_keys or result.extra_keys or result.load_error):
         result.status = "fail"
+    if inputs is None and result.status == "pass":
+        # what was proved, and what was not: never "pass" (or "verified") without outputs compared
+        _inconclusive(result, "outputs not compared: no example input (give `input`); proved: both versions build, "
+                      "their state_dict keys are the same, and the old checkpoint loads with strict=True")
     return result
 
 

@@ -59,13 +59,16 @@ def check_module(
     return outcome
 
 
-# On meta, `.numpy()` fails either on the meta tensor or, where numpy is not installed (torch does
-# not require it), before looking at the tensor at all: both mean "this op needs values".
-_NEEDS_VALUES = ("meta", "Numpy is not available")
+# What the meta device cannot run, as torch words it (lower case): ops on meta tensors (`.numpy()`
+# fails on the tensor, or where numpy is missing, which torch does not require, before it),
+# `torch.autocast(device_type="meta")` ("unsupported scalarType"), `torch.Generator(device=meta)`
+# ("META device type not an accelerator"). None of these says anything about the user's code.
+_META_CANNOT = ("meta", "numpy is not available", "unsupported scalartype", "not an accelerator")
 
 
-def _needs_values(exc: Exception) -> bool:
-    return any(marker in str(exc) for marker in _NEEDS_VALUES)
+def _meta_cannot_run(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in _META_CANNOT)
 
 
 def _run_forward(module: nn.Module, args: tuple, kwargs: dict, target: torch.device, outcome: CheckOutcome) -> None:
@@ -82,10 +85,13 @@ def _run_forward(module: nn.Module, args: tuple, kwargs: dict, target: torch.dev
             "values, which meta tensors do not have; run on a CUDA machine to finish the check"
         )
     except Exception as exc:  # user code failed; report it, never our traceback
-        if target.type == "meta" and _needs_values(exc):
+        if target.type == "meta" and _meta_cannot_run(exc):
             outcome.forward = "inconclusive"
             where = at(traceback_location(exc))
-            outcome.messages.append(f"inconclusive: forward needs tensor values on meta: {one_line(exc)}{where}")
+            outcome.messages.append(
+                f"inconclusive: the meta device cannot run this step of forward: {one_line(exc)}{where}; the emulation "
+                "stopped there, not your code: run with a GPU (--device cuda) to finish the check"
+            )
         else:
             outcome.forward = "crashed"
             outcome.messages.append(f"forward raised {one_line(exc)}{at(traceback_location(exc))}")

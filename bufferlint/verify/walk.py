@@ -4,6 +4,12 @@
 module can reach (plain attributes, lists/dicts/tuples of tensors, helper objects, class
 attributes, parameters of modules hidden in plain lists) is left behind. Running this after the
 move also catches aliases of buffers: the move replaces the buffer, the alias keeps the old one.
+
+Tensors that torch.nn.utils recomputes from registered parameters before every forward
+(`weight_norm`, `spectral_norm`, pruning: a plain `weight` derived from `weight_g`/`weight_v`,
+`weight_orig`, `weight_mask`) are not strays: they follow the module at the next call.
+The walk has no depth limit (a diffusion UNet's attention sits deeper than any fixed bound); it
+keeps an explicit stack and visits each object once, so cycles and shared tensors end it.
 """
 from __future__ import annotations
 
@@ -23,13 +29,37 @@ from bufferlint.verify.result import StrayTensor
 _MODULE_INTERNALS = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 _NOT_WALKED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
                types.MethodType, torch.device, torch.dtype, str, bytes, int, float, bool, complex)
-_MAX_DEPTH = 8
+# the forward pre-hooks of torch.nn.utils that recompute an attribute from registered tensors,
+# and the attribute of the hook object that names it
+_RECOMPUTING_HOOKS = {
+    ("torch.nn.utils.weight_norm", "WeightNorm"): "name",
+    ("torch.nn.utils.spectral_norm", "SpectralNorm"): "name",
+    ("torch.nn.utils.prune", "PruningContainer"): "_tensor_name",
+}
+
+
+def recomputed_attributes(module: nn.Module) -> frozenset[str]:
+    """Attributes of `module` that a torch.nn.utils forward pre-hook rebuilds on every call."""
+    names = set()
+    for hook in module._forward_pre_hooks.values():
+        field_name = _RECOMPUTING_HOOKS.get((type(hook).__module__, type(hook).__name__))
+        if field_name is None and isinstance(hook, _pruning_method()):
+            field_name = "_tensor_name"
+        if field_name is not None and isinstance(getattr(hook, field_name, None), str):
+            names.add(getattr(hook, field_name))
+    return frozenset(names)
+
+
+def _pruning_method() -> type:
+    from torch.nn.utils import prune
+
+    return prune.BasePruningMethod
 
 
 def find_stray_tensors(root: nn.Module) -> list[StrayTensor]:
     registered = {id(t) for t in root.parameters()} | {id(t) for t in root.buffers()}
     walker = _Walker(registered)
-    return [_describe(path, tensor, note) for path, tensor, note in walker.walk(root, "", 0)]
+    return [_describe(path, tensor, note) for path, tensor, note in walker.walk(root)]
 
 
 def _describe(path: str, tensor: torch.Tensor, note: str) -> StrayTensor:
@@ -47,66 +77,76 @@ def _attr(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
+_Item = tuple[Any, str, str]  # (object, its path, note)
+
+
 class _Walker:
+    """Depth-first, in attribute order, over an explicit stack: any depth, each object once."""
+
     def __init__(self, registered: set[int]) -> None:
         self.registered = registered
         self.seen: set[int] = set()
 
-    def walk(self, obj: Any, path: str, depth: int, note: str = "") -> Iterator[tuple[str, torch.Tensor, str]]:
-        if depth > _MAX_DEPTH or id(obj) in self.seen or isinstance(obj, _NOT_WALKED):
-            return
-        self.seen.add(id(obj))
-        if isinstance(obj, torch.Tensor):
-            if id(obj) not in self.registered:
-                yield path, obj, note
-        elif isinstance(obj, nn.Module):
-            yield from self._module(obj, path, depth)
-        elif isinstance(obj, dict):
-            for key, value in list(obj.items()):
-                yield from self.walk(value, f"{path}[{key!r}]", depth + 1, note)
-        elif isinstance(obj, (list, tuple, set, frozenset, collections.deque)):
-            for index, value in enumerate(list(obj)):
-                yield from self.walk(value, f"{path}[{index}]", depth + 1, note)
-        else:
-            yield from self._helper(obj, path, depth, note)
+    def walk(self, root: nn.Module) -> Iterator[tuple[str, torch.Tensor, str]]:
+        stack: list[_Item] = [(root, "", "")]
+        while stack:
+            obj, path, note = stack.pop()
+            if id(obj) in self.seen or isinstance(obj, _NOT_WALKED):
+                continue
+            self.seen.add(id(obj))
+            if isinstance(obj, torch.Tensor):
+                if id(obj) not in self.registered:
+                    yield path, obj, note
+                continue
+            stack.extend(reversed(list(self._children(obj, path, note))))
 
-    def _module(self, module: nn.Module, path: str, depth: int) -> Iterator[tuple[str, torch.Tensor, str]]:
+    def _children(self, obj: Any, path: str, note: str) -> Iterator[_Item]:
+        if isinstance(obj, nn.Module):
+            yield from self._module(obj, path)
+        elif isinstance(obj, dict):
+            yield from ((value, f"{path}[{key!r}]", note) for key, value in list(obj.items()))
+        elif isinstance(obj, (list, tuple, set, frozenset, collections.deque)):
+            yield from ((value, f"{path}[{index}]", note) for index, value in enumerate(list(obj)))
+        else:
+            yield from self._helper(obj, path, note)
+
+    def _module(self, module: nn.Module, path: str) -> Iterator[_Item]:
         # registered tensors of this module: only stray when the module itself is not
         # registered under the root (e.g. a Linear kept in a plain list)
         for name, tensor in [*module._parameters.items(), *module._buffers.items()]:
             if tensor is not None:
-                yield from self.walk(tensor, _attr(path, name), depth + 1)
+                yield tensor, _attr(path, name), ""
         for name, child in module._modules.items():
             if child is not None:
-                yield from self.walk(child, _attr(path, name), depth + 1)
+                yield child, _attr(path, name), ""
+        recomputed = recomputed_attributes(module)
         for name, value in vars(module).items():
-            if name not in _MODULE_INTERNALS and not _is_hook_registry(name):
-                yield from self.walk(value, _attr(path, name), depth + 1)
-        yield from self._class_attributes(module, path, depth)
+            if name not in _MODULE_INTERNALS and not _is_hook_registry(name) and name not in recomputed:
+                yield value, _attr(path, name), ""
+        yield from self._class_attributes(module, path)
 
-    def _class_attributes(self, module: nn.Module, path: str, depth: int) -> Iterator[tuple[str, torch.Tensor, str]]:
+    def _class_attributes(self, module: nn.Module, path: str) -> Iterator[_Item]:
         shadowed = set(vars(module)) | set(module._parameters) | set(module._buffers) | set(module._modules)
         for klass in type(module).__mro__:
             if klass is nn.Module or not issubclass(klass, nn.Module):
                 break
             for name, value in vars(klass).items():
                 if name not in shadowed and _holds_tensor(value):
-                    note = f"class attribute of {klass.__name__}: shared by all instances"
-                    yield from self.walk(value, _attr(path, name), depth + 1, note)
+                    yield value, _attr(path, name), f"class attribute of {klass.__name__}: shared by all instances"
 
-    def _helper(self, obj: Any, path: str, depth: int, note: str) -> Iterator[tuple[str, torch.Tensor, str]]:
+    def _helper(self, obj: Any, path: str, note: str) -> Iterator[_Item]:
         if isinstance(obj, functools.partial):
-            yield from self.walk(obj.args, f"{path}.args", depth + 1, note)
-            yield from self.walk(obj.keywords, f"{path}.keywords", depth + 1, note)
+            yield obj.args, f"{path}.args", note
+            yield obj.keywords, f"{path}.keywords", note
             return
         if dataclasses.is_dataclass(obj) and not hasattr(obj, "__dict__"):  # slotted dataclass
             for f in dataclasses.fields(obj):
-                yield from self.walk(getattr(obj, f.name, None), _attr(path, f.name), depth + 1, note)
+                yield getattr(obj, f.name, None), _attr(path, f.name), note
             return
         attributes = getattr(obj, "__dict__", None)
         if isinstance(attributes, dict) and type(obj).__module__ != "builtins":
             for name, value in list(attributes.items()):
-                yield from self.walk(value, _attr(path, name), depth + 1, note)
+                yield value, _attr(path, name), note
 
 
 def _is_hook_registry(name: str) -> bool:

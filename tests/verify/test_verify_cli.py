@@ -32,15 +32,19 @@ def test_nested_strays_and_device_errors_as_json(capsys: pytest.CaptureFixture[s
 
 
 def test_constructor_kwargs_flag_and_text_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without an input only the walk ran: that proves no stray, not that forward mixes no devices,
+    so the status is inconclusive (exit 1), never a pass."""
     code = main([models_target("RMSNorm"), "--kwargs", '{"d": 4}', "--device", "meta"])
-    assert code == 0
+    assert code == 1
     assert capsys.readouterr().out.splitlines() == [
         f"bufferlint verify {models_target('RMSNorm')}",
         "mode: meta-emulated (no usable GPU: meta tensors under a checker that applies CUDA's device rules)",
         "stray tensors: none",
         "forward skipped: no example input (give --input); only the stray-tensor walk ran",
-        "status: pass",
+        "status: inconclusive",
     ]
+    code = main([models_target("RMSNorm"), "--kwargs", '{"d": 4}', "--device", "meta", "--input", "torch.randn(2, 4)"])
+    assert code == 0 and capsys.readouterr().out.splitlines()[-1] == "status: pass"
 
 
 def test_against_file_with_changed_constant_fails_on_outputs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,8 @@
 """Forward under the CUDA device-rule checker on meta (the mode CI exercises: no GPU)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -151,3 +153,37 @@ def test_device_choice() -> None:
     assert choose_target("meta") == (torch.device("meta"), "meta-emulated")
     with pytest.raises(UsageError, match="torch.cuda.is_available"):
         choose_target("cuda")
+
+
+class _Autocast(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(device_type=x.device.type):  # AUTOCAST-LINE
+            return self.lin(x)
+
+
+class _SeededNoise(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        generator = torch.Generator(device=x.device)  # GENERATOR-LINE
+        return self.lin(x) + torch.rand(x.shape, generator=generator, device=x.device)
+
+
+@pytest.mark.parametrize(("module", "cause"), [
+    (_Autocast, "unsupported scalarType"), (_SeededNoise, "META device type not an accelerator"),
+], ids=["autocast-on-the-input-device", "generator-on-the-input-device"])
+def test_what_the_meta_device_cannot_run_is_inconclusive_not_a_failure(module: type, cause: str) -> None:
+    """Correct code the emulation cannot run: never `crashed` (a failure of the user's code), and
+    the message says that the emulation stopped, where, and what would finish the check."""
+    outcome = check_module(module(), (torch.randn(2, 3),))
+    assert (outcome.forward, outcome.errors) == ("inconclusive", [])
+    message = outcome.messages[0]
+    assert cause in message and "the emulation stopped there, not your code" in message and "--device cuda" in message
+    marker = "AUTOCAST-LINE" if module is _Autocast else "GENERATOR-LINE"
+    assert f"test_verify_device_check.py:{line_of(Path(__file__), marker)}" in message

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch import nn
 
 from bufferlint.pytest_plugin import assert_device_consistent
 from verify_support import MODELS, ROOT, build, line_of, run_python
@@ -76,3 +77,13 @@ def test_plugin_loads_without_torch_and_provides_the_fixture(tmp_path: Path) -> 
     done = run_python(["-m", "pytest", "-q", *load, "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # weight_norm's deprecation notice
+def test_weight_normed_modules_are_copied_and_pass() -> None:
+    """weight_norm keeps `weight` as a plain non-leaf tensor that deepcopy refuses; the helper copies
+    the module anyway (that tensor is rebuilt by the next forward) and does not call it a stray."""
+    net = nn.Sequential(nn.utils.weight_norm(nn.Linear(4, 4)), nn.ReLU())
+    net(torch.randn(2, 4))
+    assert_device_consistent(net, torch.randn(2, 4))
+    assert net[0].weight_v.device.type == "cpu"  # the caller's module was not moved

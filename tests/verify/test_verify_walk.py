@@ -7,6 +7,7 @@ import functools
 import pytest
 import torch
 from torch import nn
+from torch.nn.utils import prune
 
 from bufferlint.verify.walk import find_stray_tensors
 
@@ -115,3 +116,51 @@ def test_reference_cycles_terminate(depth: int) -> None:
     node["self"] = module  # cycle back to the root
     module.graph = node
     assert "blocks.1.attn.mask" in strays(module)
+
+
+def test_strays_deeper_than_any_fixed_bound_are_found() -> None:
+    """A diffusion UNet's attention sits deeper than eight levels: the walk has no depth limit."""
+    root = inner = nn.Sequential()
+    for _ in range(40):
+        child = nn.Sequential()
+        inner.append(child)
+        inner = child
+    inner.append(Attn())
+    path = ".".join(["0"] * 40) + ".0.mask"
+    assert list(strays(root)) == [path]
+
+
+def test_a_long_chain_of_helpers_is_walked_without_recursion() -> None:
+    module = Net()
+    node: dict = {"t": torch.ones(2)}
+    for _ in range(5000):  # deeper than Python's recursion limit
+        node = {"next": node}
+    module.graph = node
+    found = strays(module)
+    assert "blocks.1.attn.mask" in found and any(p.endswith("['t']") for p in found)
+
+
+def _weight_norm(lin: nn.Linear) -> nn.Module:
+    return nn.utils.weight_norm(lin)
+
+
+def _spectral_norm(lin: nn.Linear) -> nn.Module:
+    return nn.utils.spectral_norm(lin)
+
+
+def _pruned(lin: nn.Linear) -> nn.Module:
+    prune.l1_unstructured(lin, "weight", 0.5)
+    prune.random_unstructured(lin, "weight", 0.2)  # a PruningContainer of two
+    return lin
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # weight_norm's deprecation notice
+@pytest.mark.parametrize("wrap", [_weight_norm, _spectral_norm, _pruned], ids=["weight_norm", "spectral_norm", "prune"])
+def test_weights_torch_recomputes_before_every_forward_are_no_strays(wrap) -> None:  # type: ignore[no-untyped-def]
+    """Their hooks keep `weight` as a plain attribute rebuilt from registered tensors on every call;
+    after a forward it still sits where the module was, and the next forward rebuilds it."""
+    net = nn.Sequential(wrap(nn.Linear(3, 3)))
+    net(torch.randn(2, 3))
+    assert isinstance(vars(net[0])["weight"], torch.Tensor)
+    net.other = torch.ones(2)  # a real stray beside them is still reported
+    assert list(strays(net)) == ["other"]
