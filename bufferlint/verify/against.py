@@ -2,12 +2,15 @@
 checkpoint loads with strict=True, and the same seed and input give the same outputs."""
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from typing import Any
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_flatten, tree_map_only
+from torch.utils._pytree import tree_map_only
 
+from bufferlint.verify.device_check import CudaAliasMode
 from bufferlint.verify.inputs import SEED, BuildError, build
 from bufferlint.verify.location import at, one_line, traceback_location
 from bufferlint.verify.result import AgainstResult
@@ -17,25 +20,54 @@ RTOL, ATOL = 1e-6, 1e-7  # a buffer rewrite must not change arithmetic; allow on
 
 def compare(old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple | None, old_label: str) -> AgainstResult:
     result = AgainstResult(old=old_label, status="pass")
-    try:
-        old = build(old_cls, kwargs)
-    except BuildError as exc:
-        return _inconclusive(result, f"the old version could not be built: {exc}")
-    try:
-        new = build(new_cls, kwargs)
-    except BuildError as exc:
-        return _failed(result, f"the new version could not be built: {exc}")
-    _compare_keys(old, new, result)
-    _load_old_checkpoint(old, new, result)
-    if inputs is not None:
-        _compare_outputs(old, new, inputs, result)
+    with _on_the_cpu():
+        try:
+            old = build(old_cls, kwargs)
+        except BuildError as exc:
+            return _inconclusive(result, f"the old version could not be built: {exc}")
+        try:
+            new = build(new_cls, kwargs)
+        except BuildError as exc:
+            return _failed(result, f"the new version could not be built: {exc}")
+        _compare_keys(old, new, result)
+        _load_old_checkpoint(old, new, result)
+        _compare_parameters(old, new, result)
+        if inputs is not None:
+            _compare_outputs(old, new, inputs, result)
     if result.status == "pass" and (result.missing_keys or result.extra_keys or result.load_error):
         result.status = "fail"
-    if inputs is None and result.status == "pass":
+    if inputs is None and result.status != "fail":
         # what was proved, and what was not: never "pass" (or "verified") without outputs compared
         _inconclusive(result, "outputs not compared: no example input (give `input`); proved: both versions build, "
                       "their state_dict keys are the same, and the old checkpoint loads with strict=True")
     return result
+
+
+def _on_the_cpu() -> Any:
+    """The comparison runs on the CPU: hard-coded `.cuda()` / `device="cuda"` in the user's code
+    are sent there too where no GPU is (both versions alike), instead of ending the check."""
+    if torch.cuda.is_available():
+        return contextlib.nullcontext()
+    return CudaAliasMode(torch.device("cpu"))
+
+
+def _compare_parameters(old: nn.Module, new: nn.Module, result: AgainstResult) -> None:
+    """What an optimizer over `parameters()` and an unfreezing helper see: a parameter that became a
+    buffer (BUF008) keeps its state_dict key, but training no longer reaches it. Not a failure of
+    the rewrite's mechanics, and not proved harmless: named, and the result is inconclusive."""
+    old_params = {name: p.requires_grad for name, p in old.named_parameters()}
+    new_params = {name: p.requires_grad for name, p in new.named_parameters()}
+    gone = [name for name in old_params if name not in new_params]
+    changed = [name for name in old_params if name in new_params and old_params[name] != new_params[name]]
+    added = [name for name in new_params if name not in old_params]
+    if changed or added:
+        _failed(result, "parameters changed: " + ", ".join(
+            [f"{n} requires_grad {old_params[n]} -> {new_params[n]}" for n in changed] + [f"{n} is new" for n in added]))
+    if gone:
+        frozen = all(not old_params[name] for name in gone)
+        _inconclusive(result, f"no longer parameters: {', '.join(gone)} ({'frozen' if frozen else 'trainable'} before); "
+                      "an optimizer over parameters(), a resumed optimizer state and a helper that unfreezes them by "
+                      "name no longer reach them: confirm nothing in the project does")
 
 
 def _failed(result: AgainstResult, message: str) -> AgainstResult:
@@ -45,7 +77,8 @@ def _failed(result: AgainstResult, message: str) -> AgainstResult:
 
 
 def _inconclusive(result: AgainstResult, message: str) -> AgainstResult:
-    result.status = "inconclusive"
+    if result.status != "fail":
+        result.status = "inconclusive"
     result.messages.append(message)
     return result
 
@@ -100,14 +133,13 @@ def _compare_outputs(old: nn.Module, new: nn.Module, inputs: tuple, result: Agai
 def outputs_verdict(old_out: Any, new_out: Any) -> tuple[str, float | None]:
     """("equal" | "close" | "differ", max abs diff over all tensors; None when the structure,
     a shape or a dtype differs, which no number describes)."""
-    old_leaves, old_spec = tree_flatten(old_out)
-    new_leaves, new_spec = tree_flatten(new_out)
-    if old_spec != new_spec:
+    old_leaves, new_leaves = output_leaves(old_out), output_leaves(new_out)
+    if [path for path, _ in old_leaves] != [path for path, _ in new_leaves]:
         return "differ", None
     differs, close, worst = False, False, 0.0
-    for a, b in zip(old_leaves, new_leaves):
+    for (_, a), (_, b) in zip(old_leaves, new_leaves):
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
-            if a != b:
+            if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) or not _same_value(a, b):
                 return "differ", None
             continue
         if a.shape != b.shape or a.dtype != b.dtype:
@@ -122,6 +154,37 @@ def outputs_verdict(old_out: Any, new_out: Any) -> tuple[str, float | None]:
     if differs:
         return "differ", worst
     return ("close", worst) if close else ("equal", 0.0)
+
+
+def output_leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """A forward's result as (path, leaf) pairs, read by structure and field names, never by class
+    identity: the old and the new file each define their own NamedTuple or dataclass, and a
+    dataclass holding tensors cannot be compared with `==`."""
+    if isinstance(value, torch.Tensor) or value is None or isinstance(value, (int, float, bool, str, bytes, complex)):
+        return [(path, value)]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
+        items: list[tuple[str, Any]] = [(f".{name}", getattr(value, name)) for name in value._fields]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [(f".{f.name}", getattr(value, f.name)) for f in dataclasses.fields(value)]
+    elif isinstance(value, dict):
+        items = [(f"[{key!r}]", item) for key, item in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = [(f"[{index}]", item) for index, item in enumerate(value)]
+    elif isinstance(value, nn.Module):
+        return [(f"{path}<{type(value).__name__}>", None)]  # a module handed back: its own state is compared above
+    elif isinstance(getattr(value, "__dict__", None), dict):
+        items = [(f".{name}", item) for name, item in vars(value).items()]
+    else:
+        return [(path, value)]
+    kind = f"{path}<{type(value).__name__}:{len(items)}>"  # a list against a tuple, or a shorter one, differs
+    return [(kind, None)] + [leaf for suffix, item in items for leaf in output_leaves(item, path + suffix)]
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # objects whose == is not a truth value
+        return False
 
 
 def _max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
