@@ -124,3 +124,42 @@ def test_a_package_that_does_not_import_leaves_the_fix_unverified_not_failed(
     assert f"unverified: {path}::Window" in err and "the package does not import here" in err
     assert "verification failed" not in err
     assert 'self.register_buffer("window", torch.hann_window(4), persistent=False)' in path.read_text()
+
+
+CONFIGURED = '''import dataclasses
+
+import torch
+import torch.nn as nn
+
+
+@dataclasses.dataclass
+class Options:
+    n: int = 4
+
+
+class Gated(nn.Module):
+    def __init__(self, options):
+        super().__init__()
+        self.gate = torch.linspace(0.0, 1.0, options.n)
+
+    def forward(self, x):
+        return x * self.gate
+'''
+
+
+def test_a_build_expression_in_pyproject_verifies_a_class_that_takes_a_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(CONFIGURED)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.bufferlint.verify."model.py::Gated"]\nbuild = "Gated(Options(n=4))"\ninput = "torch.randn(2, 4)"\n'
+    )
+    assert main(["--fix", "--verify", str(path)]) == 0
+    assert f"verified: {path}::Gated (built, state_dict keys equal" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.bufferlint.verify."model.py::Gated"]\nbuild = "Gated(Options(n=4))"\nkwargs = { options = 1 }\n'
+    )
+    path.write_text(CONFIGURED)
+    assert main(["--fix", "--verify", str(path)]) == 1
+    assert "give either kwargs or build, not both" in capsys.readouterr().err

@@ -18,15 +18,18 @@ from bufferlint.verify.result import AgainstResult
 RTOL, ATOL = 1e-6, 1e-7  # a buffer rewrite must not change arithmetic; allow only reordering noise
 
 
-def compare(old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple | None, old_label: str) -> AgainstResult:
+def compare(
+    old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple | None, old_label: str, expr: str | None = None
+) -> AgainstResult:
+    """`expr` (`--build`): the expression each version is built with, in its own file's namespace."""
     result = AgainstResult(old=old_label, status="pass")
     with _on_the_cpu():
         try:
-            old = build(old_cls, kwargs)
+            old = build(old_cls, kwargs, expr)
         except BuildError as exc:
             return _inconclusive(result, f"the old version could not be built: {exc}")
         try:
-            new = build(new_cls, kwargs)
+            new = build(new_cls, kwargs, expr)
         except BuildError as exc:
             return _failed(result, f"the new version could not be built: {exc}")
         _compare_keys(old, new, result)

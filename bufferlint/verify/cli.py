@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("target", help="path/to/file.py::Class or package.module:Class")
     parser.add_argument("--kwargs", metavar="JSON", help="constructor keyword arguments as a JSON object")
+    parser.add_argument("--build", metavar="EXPR",
+                        help="build the module with this expression instead, evaluated in the target's file with torch "
+                        "in scope, e.g. 'GPT(GPTConfig(n_layer=2))'")
     parser.add_argument("--input", metavar="EXPR",
                         help="example input: a Python expression with torch in scope; a tuple is spread into arguments")
     parser.add_argument("--device", choices=("auto", "cuda", "meta"), default="auto",
@@ -54,13 +57,13 @@ def _parse_kwargs(text: str | None) -> dict[str, Any] | None:
     return value
 
 
-def _check_input(expr: str | None) -> None:
+def _check_expression(flag: str, expr: str | None) -> None:
     if expr is None:
         return
     try:
-        compile(expr, "<--input>", "eval")
+        compile(expr, f"<{flag}>", "eval")
     except SyntaxError as exc:
-        raise UsageError(f"--input is not a Python expression: {exc.msg}") from None
+        raise UsageError(f"{flag} is not a Python expression: {exc.msg}") from None
 
 
 def make_job(args: argparse.Namespace) -> dict[str, Any]:
@@ -68,11 +71,15 @@ def make_job(args: argparse.Namespace) -> dict[str, Any]:
     check_class_statically(parse_target(args.target))
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    _check_input(args.input)
+    _check_expression("--input", args.input)
+    _check_expression("--build", args.build)
+    if args.build is not None and args.kwargs is not None:
+        raise UsageError("give either --kwargs or --build, not both")
     return {
         "kind": "verify",
         "target": args.target,
         "kwargs": _parse_kwargs(args.kwargs),
+        "build": args.build,
         "input": args.input,
         "device": args.device,
         "against": args.against,

@@ -4,6 +4,9 @@
     kwargs = { d = 64 }
     input = "torch.randn(2, 16, 64)"
 
+    [tool.bufferlint.verify."model.py::GPT"]
+    build = "GPT(GPTConfig(n_layer=2, n_embd=64))"   # instead of kwargs: any expression
+
 Keys use either target form: `package.module:Class` or `path/to/file.py::Class` (a path
 relative to the pyproject.toml's folder). The nearest pyproject.toml up from the class's file
 wins, like `[tool.bufferlint]` itself.
@@ -28,6 +31,7 @@ class ClassConfig:
     kwargs: dict[str, Any] = field(default_factory=dict)
     input: str | None = None
     origin: str = ""  # where it came from, for messages
+    build: str | None = None  # an expression that builds the module, evaluated in its file's namespace
 
 
 def verify_tables(pyproject: Path) -> dict[str, Any]:
@@ -67,17 +71,22 @@ def _key_matches(key: str, root: Path, file: Path | None, names: set[str], class
 def _to_class_config(key: str, table: Any, pyproject: Path) -> ClassConfig:
     where = f'{pyproject} [tool.bufferlint.verify."{key}"]'
     if not isinstance(table, dict):
-        raise UsageError(f"{where} must be a table with `kwargs` and `input`")
-    unknown = set(table) - {"kwargs", "input"}
+        raise UsageError(f"{where} must be a table with `kwargs` (or `build`) and `input`")
+    unknown = set(table) - {"kwargs", "input", "build"}
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (expected kwargs, input)")
+        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (expected kwargs, build, input)")
     kwargs = table.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise UsageError(f"{where}: kwargs must be a table")
     expr = table.get("input")
     if expr is not None and not isinstance(expr, str):
         raise UsageError(f"{where}: input must be a string (a Python expression)")
-    return ClassConfig(kwargs=dict(kwargs), input=expr, origin=where)
+    build = table.get("build")
+    if build is not None and not isinstance(build, str):
+        raise UsageError(f"{where}: build must be a string (a Python expression that returns the module)")
+    if build is not None and kwargs:
+        raise UsageError(f"{where}: give either kwargs or build, not both")
+    return ClassConfig(kwargs=dict(kwargs), input=expr, origin=where, build=build)
 
 
 def lookup(file: Path | None, module_name: str | None, class_name: str) -> ClassConfig | None:
@@ -93,11 +102,15 @@ def lookup(file: Path | None, module_name: str | None, class_name: str) -> Class
     return None
 
 
-def merge(found: ClassConfig | None, kwargs: dict[str, Any] | None, expr: str | None) -> ClassConfig:
-    """Flags win over the file: `--kwargs` entries override the table's, `--input` replaces it."""
-    merged = ClassConfig() if found is None else ClassConfig(dict(found.kwargs), found.input, found.origin)
+def merge(found: ClassConfig | None, kwargs: dict[str, Any] | None, expr: str | None, build: str | None = None) -> ClassConfig:
+    """Flags win over the file: `--kwargs` entries override the table's, `--input` and `--build`
+    replace theirs (and `--build` drops the table's kwargs, `--kwargs` its build)."""
+    merged = ClassConfig() if found is None else ClassConfig(dict(found.kwargs), found.input, found.origin, found.build)
     if kwargs:
         merged.kwargs.update(kwargs)
+        merged.build = None
+    if build is not None:
+        merged.build, merged.kwargs = build, {}
     if expr is not None:
         merged.input = expr
     return merged

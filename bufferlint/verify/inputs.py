@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any
 
 import torch
@@ -30,16 +31,35 @@ def missing_arguments(cls: type, kwargs: dict[str, Any]) -> list[str]:
     ]
 
 
-def build(cls: type, kwargs: dict[str, Any]) -> nn.Module:
-    """Seed, then construct: the old and new versions get identical initial weights."""
+def build(cls: type, kwargs: dict[str, Any], expr: str | None = None) -> nn.Module:
+    """Seed, then construct: the old and new versions get identical initial weights. `expr`
+    (`--build`) is evaluated instead of `cls(**kwargs)`, in the namespace of the file that defines
+    `cls` (so the old version of a file builds with its own classes), with `torch` in scope."""
     torch.manual_seed(SEED)
+    label = expr if expr is not None else f"{cls.__name__}(**{kwargs!r})"
     try:
-        module = cls(**kwargs)
+        if expr is not None:
+            module = eval(compile(expr, "<--build>", "eval"), {"torch": torch, **_namespace_of(cls)})  # noqa: S307 - the user's own expression
+        else:
+            module = cls(**kwargs)
     except Exception as exc:
-        raise BuildError(f"{cls.__name__}(**{kwargs!r}) raised {one_line(exc)}{at(traceback_location(exc))}") from None
+        raise BuildError(f"{label} raised {one_line(exc)}{at(traceback_location(exc))}") from None
     if not isinstance(module, nn.Module):
-        raise UsageError(f"{cls.__name__} is not a torch.nn.Module subclass")
+        what = f"--build {expr!r} returned a {type(module).__name__}" if expr is not None else f"{cls.__name__} is"
+        raise UsageError(f"{what} not a torch.nn.Module" + ("" if expr is not None else " subclass"))
     return module
+
+
+def _namespace_of(cls: type) -> dict[str, Any]:
+    """The globals of the file that defines `cls`, read off its own functions: the old version of a
+    file runs under the same module name as the new one, so `sys.modules` would give the new."""
+    for value in vars(cls).values():
+        func = getattr(value, "__func__", None) or getattr(value, "fget", None) or value
+        namespace = getattr(func, "__globals__", None)
+        if isinstance(namespace, dict):
+            return namespace
+    module = sys.modules.get(cls.__module__)
+    return dict(vars(module)) if module is not None else {}
 
 
 def make_input(expr: str) -> tuple:

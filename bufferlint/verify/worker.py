@@ -66,8 +66,8 @@ def _resolve(target: Target, job: dict[str, Any]) -> tuple[Any, type, config.Cla
     cls = get_class(module, target)
     file = _module_file(target, module)
     found = config.lookup(file, _import_name(target, module), target.class_name)
-    cfg = config.merge(found, job.get("kwargs"), job.get("input"))
-    missing = missing_arguments(cls, cfg.kwargs)
+    cfg = config.merge(found, job.get("kwargs"), job.get("input"), job.get("build"))
+    missing = [] if cfg.build else missing_arguments(cls, cfg.kwargs)
     if missing:
         raise UsageError(
             f"{target.class_name}() needs argument(s) {', '.join(missing)}: pass --kwargs '{{...}}' or add "
@@ -96,7 +96,7 @@ def run_verify(job: dict[str, Any]) -> VerifyResult:
         result.messages.append(f"kwargs/input from {cfg.origin}")
     if old_cls is not None:
         t0 = time.perf_counter()
-        result.against = compare(old_cls, cls, cfg.kwargs, inputs, label)
+        result.against = compare(old_cls, cls, cfg.kwargs, inputs, label, cfg.build)
         timings["against_s"] = time.perf_counter() - t0
     _device_check(result, cls, cfg, inputs, job.get("device", "auto"), timings)
     result.status = overall_status(result.stray_tensors, result.device_errors, result.forward, result.against)
@@ -111,7 +111,7 @@ def _device_check(
 ) -> None:
     t0 = time.perf_counter()
     try:
-        module = build(cls, cfg.kwargs)
+        module = build(cls, cfg.kwargs, cfg.build)
     except BuildError as exc:
         result.forward = "crashed"
         result.messages.append(f"could not build the module: {exc}")
@@ -154,24 +154,24 @@ def run_against(job: dict[str, Any]) -> dict[str, Any]:
     except UsageError:
         return _class_record(name, "fail", [f"class {name} is missing from the rewritten file"])
     cfg = _against_config(job.get("config"), file, import_name, name)
-    missing = missing_arguments(cls, cfg.kwargs)
+    missing = [] if cfg.build else missing_arguments(cls, cfg.kwargs)
     if missing:
         return _class_record(name, "unverified", [
             f"cannot build {name}: it needs argument(s) {', '.join(missing)}; add "
-            f'[tool.bufferlint.verify."{import_name}:{name}"] kwargs to pyproject.toml'
+            f'[tool.bufferlint.verify."{import_name}:{name}"] kwargs (or build) to pyproject.toml'
         ])
     try:
         inputs = make_input(cfg.input) if cfg.input else None
     except UsageError as exc:
         return _class_record(name, "unverified", [str(exc)])
-    outcome = compare(old_cls, cls, cfg.kwargs, inputs, "before the fix")
+    outcome = compare(old_cls, cls, cfg.kwargs, inputs, "before the fix", cfg.build)
     return _class_record(name, outcome.status, outcome.messages)
 
 
 def _against_config(given: dict[str, Any] | None, file: Path, import_name: str, name: str) -> config.ClassConfig:
     """The caller's config for the class wins; otherwise pyproject.toml's; otherwise none."""
     if given:
-        return config.ClassConfig(dict(given.get("kwargs") or {}), given.get("input"), "the caller")
+        return config.ClassConfig(dict(given.get("kwargs") or {}), given.get("input"), "the caller", given.get("build"))
     return config.lookup(file, import_name, name) or config.ClassConfig()
 
 

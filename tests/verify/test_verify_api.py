@@ -80,7 +80,7 @@ def test_verify_against_reports_each_class(tmp_path: Path) -> None:
     assert by_name["Window"].reasons[0].startswith("outputs differ (max abs diff ")
     assert by_name["Sized"].status == "unverified"
     assert by_name["Sized"].reasons == [
-        'cannot build Sized: it needs argument(s) n; add [tool.bufferlint.verify."layers:Sized"] kwargs to pyproject.toml'
+        'cannot build Sized: it needs argument(s) n; add [tool.bufferlint.verify."layers:Sized"] kwargs (or build) to pyproject.toml'
     ]
 
 

@@ -129,3 +129,62 @@ def test_real_subprocess_reports_inconclusive_never_pass() -> None:
     assert "inconclusive: forward stopped at aten._local_scalar_dense.default" in done.stdout
     assert done.stdout.rstrip().endswith("status: inconclusive")
     assert done.stderr == ""
+
+
+CONFIGURED = '''import dataclasses
+
+import torch
+from torch import nn
+
+
+@dataclasses.dataclass
+class Config:
+    width: int = 8
+    layers: int = 3
+
+
+class Net(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(config.width, config.width) for _ in range(config.layers))
+        self.scale = torch.linspace(0.5, 1.5, config.width)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x * self.scale
+'''
+
+
+def test_build_expression_constructs_what_kwargs_cannot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """nanoGPT-style `GPT(GPTConfig(...))`: --build is evaluated in the target's file, so its own
+    classes are in scope; with --against each version is built by its own file's classes."""
+    path = tmp_path / "net.py"
+    path.write_text(CONFIGURED)
+    target = f"{path}::Net"
+    assert main([target, "--device", "meta"]) == 2
+    assert "Net() needs argument(s) config" in capsys.readouterr().err
+    code = main([target, "--build", "Net(Config(width=4, layers=2))", "--input", "torch.randn(2, 4)",
+                 "--device", "meta", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["status"], [(s["path"], s["shape"]) for s in report["stray_tensors"]]) == (1, "fail", [("scale", [4])])
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(CONFIGURED.replace(
+        "self.scale = torch.linspace(0.5, 1.5, config.width)",
+        'self.register_buffer("scale", torch.linspace(0.5, 1.5, config.width), persistent=False)'))
+    code = main([f"{fixed}::Net", "--against", str(path), "--build", "Net(Config(width=4, layers=2))",
+                 "--input", "torch.randn(2, 4)", "--device", "meta", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["status"], report["against"]["status"], report["against"]["outputs"]) == (0, "pass", "pass", "equal")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--build", "Net(", "--device", "meta"], "--build is not a Python expression"),
+    (["--build", "Net(Config())", "--kwargs", "{}"], "give either --kwargs or --build, not both"),
+    (["--build", "Config()", "--device", "meta"], "--build 'Config()' returned a Config not a torch.nn.Module"),
+], ids=["syntax", "both", "not-a-module"])
+def test_build_expression_errors(args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "net.py"
+    path.write_text(CONFIGURED)
+    assert main([f"{path}::Net", *args]) == 2
+    assert message in capsys.readouterr().err
