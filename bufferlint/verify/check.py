@@ -5,6 +5,7 @@ Shared by the worker subprocess (`bufferlint verify`) and the in-process pytest 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 import torch
 from torch import nn
@@ -44,13 +45,15 @@ def move_inputs(args: tuple, kwargs: dict, target: torch.device) -> tuple[tuple,
 
 
 def check_module(
-    module: nn.Module, args: tuple | None, kwargs: dict | None = None, device: str = "auto"
+    module: nn.Module, args: tuple | None, kwargs: dict | None = None, device: str = "auto",
+    site: Callable[[torch.Tensor], str] | None = None,
 ) -> CheckOutcome:
-    """`args=None` skips forward (only the walk runs). The module is moved in place."""
+    """`args=None` skips forward (only the walk runs). The module is moved in place. `site(t)`:
+    where tensor `t` was made, when the caller recorded the construction (`CreationSites`)."""
     target, mode = choose_target(device)
     outcome = CheckOutcome(mode=mode)
     module.to(target)
-    outcome.strays = find_stray_tensors(module)
+    outcome.strays = find_stray_tensors(module, site)
     if args is None:
         outcome.messages.append("forward skipped: no example input (give --input); only the stray-tensor walk ran")
         return outcome

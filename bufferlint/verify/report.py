@@ -23,7 +23,9 @@ def _shape(shape: list[int]) -> str:
 
 def stray_line(stray: StrayTensor) -> str:
     note = f"  [{stray.note}]" if stray.note else ""
-    return f"  {stray.path}: {stray.dtype} {_shape(stray.shape)} on {stray.device}{note}"
+    made = f", made at {stray.created}" if stray.created else ""
+    also = f" (also as {', '.join(stray.also)})" if stray.also else ""
+    return f"  {stray.path}: {stray.dtype} {_shape(stray.shape)} on {stray.device}{made}{also}{note}"
 
 
 def error_line(error: DeviceError) -> str:

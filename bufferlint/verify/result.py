@@ -17,6 +17,8 @@ class StrayTensor:
     dtype: str = ""
     fatal: bool = True  # 0-dim tensors are listed but pass: CUDA accepts 0-dim CPU operands
     note: str = ""  # e.g. "class attribute of Model"
+    created: str = ""  # "file.py:LINE" that made it, when the verifier built the module
+    also: list[str] = field(default_factory=list)  # other paths that reach the same tensor
 
 
 @dataclass

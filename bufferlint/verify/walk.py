@@ -18,7 +18,7 @@ import dataclasses
 import functools
 import types
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Callable, Optional
 
 import torch
 from torch import nn
@@ -56,13 +56,17 @@ def _pruning_method() -> type:
     return prune.BasePruningMethod
 
 
-def find_stray_tensors(root: nn.Module) -> list[StrayTensor]:
+def find_stray_tensors(root: nn.Module, site: Optional[Callable[[torch.Tensor], str]] = None) -> list[StrayTensor]:
+    """`site(tensor)`: where it was made ("file.py:LINE"), when the caller recorded that."""
     registered = {id(t) for t in root.parameters()} | {id(t) for t in root.buffers()}
     walker = _Walker(registered)
-    return [_describe(path, tensor, note) for path, tensor, note in walker.walk(root)]
+    found = [_describe(path, tensor, note, site) for path, tensor, note in walker.walk(root)]
+    for stray in found:
+        stray.also = walker.other_paths.get(stray.path, [])
+    return found
 
 
-def _describe(path: str, tensor: torch.Tensor, note: str) -> StrayTensor:
+def _describe(path: str, tensor: torch.Tensor, note: str, site: Optional[Callable[[torch.Tensor], str]]) -> StrayTensor:
     return StrayTensor(
         path=path,
         device=str(tensor.device),
@@ -70,6 +74,7 @@ def _describe(path: str, tensor: torch.Tensor, note: str) -> StrayTensor:
         dtype=str(tensor.dtype).replace("torch.", ""),
         fatal=tensor.dim() > 0,
         note=note,
+        created=site(tensor) if site is not None else "",
     )
 
 
@@ -86,16 +91,22 @@ class _Walker:
     def __init__(self, registered: set[int]) -> None:
         self.registered = registered
         self.seen: set[int] = set()
+        self.first_path: dict[int, str] = {}  # stray tensor -> the path it was reported under
+        self.other_paths: dict[str, list[str]] = {}  # that path -> the other paths reaching it
 
     def walk(self, root: nn.Module) -> Iterator[tuple[str, torch.Tensor, str]]:
         stack: list[_Item] = [(root, "", "")]
         while stack:
             obj, path, note = stack.pop()
+            if id(obj) in self.first_path:  # a stray shared by several blocks: every path is named
+                self.other_paths.setdefault(self.first_path[id(obj)], []).append(path)
+                continue
             if id(obj) in self.seen or isinstance(obj, _NOT_WALKED):
                 continue
             self.seen.add(id(obj))
             if isinstance(obj, torch.Tensor):
                 if id(obj) not in self.registered:
+                    self.first_path[id(obj)] = path
                     yield path, obj, note
                 continue
             stack.extend(reversed(list(self._children(obj, path, note))))

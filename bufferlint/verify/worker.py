@@ -20,6 +20,7 @@ import torch
 from bufferlint.verify import config
 from bufferlint.verify.against import compare
 from bufferlint.verify.check import check_module, choose_target
+from bufferlint.verify.creation import CreationSites
 from bufferlint.verify.errors import UsageError
 from bufferlint.verify.inputs import BuildError, build, make_input, missing_arguments
 from bufferlint.verify.location import one_line
@@ -110,15 +111,17 @@ def _device_check(
     timings: dict[str, float],
 ) -> None:
     t0 = time.perf_counter()
+    sites = CreationSites()  # so that each stray names the line that made it
     try:
-        module = build(cls, cfg.kwargs, cfg.build)
+        with sites:
+            module = build(cls, cfg.kwargs, cfg.build)
     except BuildError as exc:
         result.forward = "crashed"
         result.messages.append(f"could not build the module: {exc}")
         return
     timings["build_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    outcome = check_module(module, inputs, None, device)
+    outcome = check_module(module, inputs, None, device, sites.site)
     timings["check_s"] = time.perf_counter() - t0
     result.mode, result.stray_tensors, result.device_errors = outcome.mode, outcome.strays, outcome.errors
     result.forward = outcome.forward

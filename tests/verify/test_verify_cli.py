@@ -188,3 +188,14 @@ def test_build_expression_errors(args: list[str], message: str, tmp_path: Path, 
     path.write_text(CONFIGURED)
     assert main([f"{path}::Net", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_each_stray_names_the_line_that_made_it(capsys: pytest.CaptureFixture[str]) -> None:
+    made = f"fixtures/verify/verify_models.py:{line_of(MODELS, 'MASK-MADE')}"
+    main([models_target("TinyGPT"), "--input", "torch.randn(2, 5, 8)", "--device", "meta", "--output-format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert [(s["path"], s["created"], s["also"]) for s in report["stray_tensors"]] == [
+        ("blocks.0.attn.mask", made, []), ("blocks.1.attn.mask", made, []),
+    ]
+    main([models_target("TinyGPT"), "--input", "torch.randn(2, 5, 8)", "--device", "meta"])
+    assert f"  blocks.0.attn.mask: bool (16, 16) on cpu, made at {made}" in capsys.readouterr().out.splitlines()

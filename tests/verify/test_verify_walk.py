@@ -164,3 +164,38 @@ def test_weights_torch_recomputes_before_every_forward_are_no_strays(wrap) -> No
     assert isinstance(vars(net[0])["weight"], torch.Tensor)
     net.other = torch.ones(2)  # a real stray beside them is still reported
     assert list(strays(net)) == ["other"]
+
+
+def test_a_tensor_shared_by_several_blocks_lists_every_path() -> None:
+    class Block(nn.Module):
+        def __init__(self, mask: torch.Tensor) -> None:
+            super().__init__()
+            self.mask = mask
+
+    class Stack(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            mask = torch.ones(3, 3)
+            self.blocks = nn.ModuleList(Block(mask) for _ in range(3))
+
+    [stray] = find_stray_tensors(Stack().to("meta"))
+    assert (stray.path, stray.also) == ("blocks.0.mask", ["blocks.1.mask", "blocks.2.mask"])
+
+
+def test_creation_sites_are_recorded_while_building() -> None:
+    from bufferlint.verify.creation import CreationSites
+
+    sites = CreationSites()
+    with sites:
+        net = Net()
+        scratch = torch.zeros(2)  # freed tensors leave no site for what reuses their id
+        del scratch
+    [stray] = find_stray_tensors(net.to("meta"), sites.site)
+    assert stray.path == "blocks.1.attn.mask" and stray.created.endswith(f"test_verify_walk.py:{_line('self.mask = torch.ones(3, 3)')}")
+    assert find_stray_tensors(Net().to("meta"), sites.site)[0].created == ""  # built outside the recording
+
+
+def _line(text: str) -> int:
+    from pathlib import Path
+
+    return next(n for n, line in enumerate(Path(__file__).read_text().splitlines(), 1) if text in line)
