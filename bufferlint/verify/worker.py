@@ -21,6 +21,7 @@ from bufferlint.verify import config
 from bufferlint.verify.against import compare
 from bufferlint.verify.check import check_module, choose_target
 from bufferlint.verify.creation import CreationSites
+from bufferlint.verify.light_build import LayerWeightsOnMeta
 from bufferlint.verify.errors import UsageError
 from bufferlint.verify.inputs import BuildError, build, make_input, missing_arguments
 from bufferlint.verify.location import one_line
@@ -112,9 +113,9 @@ def _device_check(
 ) -> None:
     t0 = time.perf_counter()
     sites = CreationSites()  # so that each stray names the line that made it
+    light = LayerWeightsOnMeta() if choose_target(device)[1] == "meta-emulated" else None
     try:
-        with sites:
-            module = build(cls, cfg.kwargs, cfg.build)
+        module = _built(cls, cfg, sites, light)
     except BuildError as exc:
         result.forward = "crashed"
         result.messages.append(f"could not build the module: {exc}")
@@ -123,9 +124,26 @@ def _device_check(
     t0 = time.perf_counter()
     outcome = check_module(module, inputs, None, device, sites.site)
     timings["check_s"] = time.perf_counter() - t0
+    if light is not None:
+        for stray in outcome.strays:
+            if stray.device == "meta":  # only the light build made it there: the program keeps it on the host
+                stray.device = "cpu"
     result.mode, result.stray_tensors, result.device_errors = outcome.mode, outcome.strays, outcome.errors
     result.forward = outcome.forward
     result.messages.extend(outcome.messages)
+
+
+def _built(cls: type, cfg: config.ClassConfig, sites: CreationSites, light: LayerWeightsOnMeta | None) -> Any:
+    """The module, with torch.nn layers' weights on meta when only the emulated check needs it;
+    a constructor that needs their values is built again, on the CPU."""
+    if light is not None:
+        try:
+            with sites, light:
+                return build(cls, cfg.kwargs, cfg.build)
+        except BuildError:
+            pass
+    with sites:
+        return build(cls, cfg.kwargs, cfg.build)
 
 
 def run_against(job: dict[str, Any]) -> dict[str, Any]:

@@ -68,3 +68,55 @@ def test_against_missing_revision_is_a_usage_error(tmp_path: Path) -> None:
 def test_cuda_requested_without_a_gpu_is_a_usage_error() -> None:
     record = run_job(verify_job(models_target("Buffered"), device="cuda"))
     assert record == {"usage_error": "--device cuda: torch.cuda.is_available() is False on this machine"}
+
+
+LAYERS = '''import torch
+from torch import nn
+
+
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(2048, 2048)
+        self.hidden = [nn.Linear(4, 4)]  # out of .to()'s sight
+        self.scale = torch.ones(2048)
+
+    def forward(self, x):
+        return self.proj(x) * self.scale
+
+
+class Measured(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.norm = float(self.proj.weight.abs().sum().item())  # needs the weights' values
+
+    def forward(self, x):
+        return self.proj(x) / self.norm
+'''
+
+
+def test_the_emulated_check_builds_layer_weights_on_meta(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.nn's own weights are made on meta (a 16 MB Linear costs nothing); the user's tensors
+    stay where the code puts them, a layer out of .to()'s sight is still a stray on the host, and a
+    constructor that reads weight values is built on the CPU instead."""
+    from torch import nn
+
+    (tmp_path / "layers.py").write_text(LAYERS)
+    made: list[str] = []
+    original = nn.Linear.__init__
+
+    def spy(self: nn.Linear, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self.weight.device.type)
+
+    monkeypatch.setattr(nn.Linear, "__init__", spy)
+    result = run_job(verify_job(f"{tmp_path / 'layers.py'}::Wide", input="torch.randn(2, 2048)"))["result"]
+    assert made == ["meta", "meta"]
+    assert [(s["path"], s["device"]) for s in result["stray_tensors"]] == [
+        ("hidden[0].weight", "cpu"), ("hidden[0].bias", "cpu"), ("scale", "cpu"),
+    ]
+    assert [e["op"] for e in result["device_errors"]] == ["aten.mul.Tensor"] and result["status"] == "fail"
+    made.clear()
+    result = run_job(verify_job(f"{tmp_path / 'layers.py'}::Measured", input="torch.randn(2, 4)"))["result"]
+    assert made == ["meta", "cpu"] and (result["status"], result["forward"]) == ("pass", "ran")
