@@ -22,22 +22,36 @@ import pytest
 __all__ = ["assert_device_consistent", "device_consistency"]
 
 
-def assert_device_consistent(module: Any, *inputs: Any, device: str = "auto", inplace: bool = False) -> None:
+def assert_device_consistent(
+    module: Any, *inputs: Any, device: str = "auto", inplace: bool = False, inconclusive: str = "fail"
+) -> None:
     """Fail with an AssertionError naming every tensor `.to()` leaves behind and every op that
     mixes devices in `module(*inputs)`; pass silently otherwise.
 
     Runs on CUDA when available (`device="auto"`), else on the meta device under a checker with
-    CUDA's device rules. Without inputs only the stray-tensor walk runs. An "inconclusive" run
-    (forward needs tensor values, e.g. `.item()`, which meta tensors lack) fails too. The module
-    is deep-copied first unless `inplace=True`, since moving it to meta discards its weights.
+    CUDA's device rules. Without inputs only the stray-tensor walk runs. A run the emulation could
+    not finish (forward needs tensor values, e.g. `.item()`, or a step meta cannot run) is no pass:
+    it fails as "could not be checked", or, with `inconclusive="skip"`, skips the test with the
+    reason. The module is deep-copied first unless `inplace=True`, since moving it to meta
+    discards its weights.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this helper's frames
+    if inconclusive not in ("fail", "skip"):
+        raise ValueError(f'inconclusive must be "fail" or "skip", not {inconclusive!r}')
     from bufferlint.verify.check import check_module  # torch is imported here, not at plugin load
 
     probe = module if inplace else _copy(module)
     outcome = check_module(probe, inputs if inputs else None, None, device)
+    name = type(module).__name__
     problems = _problems(outcome)
     if problems:
-        raise AssertionError(f"{type(module).__name__} is not device-consistent (mode: {outcome.mode}):\n" + "\n".join(problems))
+        raise AssertionError(f"{name} is not device-consistent (mode: {outcome.mode}):\n" + "\n".join(problems))
+    if outcome.forward == "inconclusive":
+        reason = f"{name} could not be checked (mode: {outcome.mode}), which is no pass:\n" + "\n".join(
+            f"  {m}" for m in outcome.messages)
+        if inconclusive == "skip":
+            pytest.skip(reason)
+        raise AssertionError(reason)
 
 
 def _copy(module: Any) -> Any:
@@ -70,7 +84,7 @@ def _problems(outcome: Any) -> list[str]:
     lines = [f"  stray tensor {stray_line(s).strip()} (not a parameter or buffer: .to() leaves it behind)"
              for s in outcome.strays if s.fatal]
     lines += [f"  op {error_line(e).strip()}" for e in outcome.errors]
-    if outcome.forward in ("crashed", "inconclusive"):
+    if outcome.forward == "crashed" or (lines and outcome.forward == "inconclusive"):
         lines += [f"  {message}" for message in outcome.messages]
     return lines
 

@@ -19,9 +19,11 @@ RTOL, ATOL = 1e-6, 1e-7  # a buffer rewrite must not change arithmetic; allow on
 
 
 def compare(
-    old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple | None, old_label: str, expr: str | None = None
+    old_cls: type, new_cls: type, kwargs: dict[str, Any], inputs: tuple | None, old_label: str, expr: str | None = None,
+    train: bool = False,
 ) -> AgainstResult:
-    """`expr` (`--build`): the expression each version is built with, in its own file's namespace."""
+    """`expr` (`--build`): the expression each version is built with, in its own file's namespace;
+    `train`: both forwards in training mode (dropout drawn from the same seed), else eval."""
     result = AgainstResult(old=old_label, status="pass")
     with _on_the_cpu():
         try:
@@ -36,7 +38,7 @@ def compare(
         _load_old_checkpoint(old, new, result)
         _compare_parameters(old, new, result)
         if inputs is not None:
-            _compare_outputs(old, new, inputs, result)
+            _compare_outputs(old.train(train), new.train(train), inputs, result)
     if result.status == "pass" and (result.missing_keys or result.extra_keys or result.load_error):
         result.status = "fail"
     if inputs is None and result.status != "fail":
@@ -109,7 +111,7 @@ def _forward(module: nn.Module, inputs: tuple) -> Any:
     args = tree_map_only(torch.Tensor, torch.clone, inputs)  # forward may modify its input in place
     torch.manual_seed(SEED)  # dropout and other random ops draw the same numbers in both runs
     with torch.no_grad():
-        return module.eval()(*args)
+        return module(*args)
 
 
 def _compare_outputs(old: nn.Module, new: nn.Module, inputs: tuple, result: AgainstResult) -> None:

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="auto: CUDA when available, else meta emulation (default)")
     parser.add_argument("--against", metavar="REV_OR_FILE",
                         help="compare with an original version: a file, or a git revision of the target's file")
+    parser.add_argument("--train", action="store_true",
+                        help="run forward in training mode for the device check and --against alike (default: eval)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"limit for the user's code (default {DEFAULT_TIMEOUT:g})")
@@ -83,6 +85,7 @@ def make_job(args: argparse.Namespace) -> dict[str, Any]:
         "input": args.input,
         "device": args.device,
         "against": args.against,
+        "train": args.train,
     }
 
 

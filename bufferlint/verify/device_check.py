@@ -38,15 +38,19 @@ _HOST_ARGUMENTS = {
 # ops with no exemption for 0-dim CPU operands on CUDA
 _NO_SCALAR_EXEMPTION = frozenset({aten.nextafter.default})
 # message fragments of meta kernels refusing to run because the result depends on the data
+# how torch says that an op has no meta kernel at all (not that it needs values)
+_NO_KERNEL_HINTS = ("with arguments from the 'Meta' backend", "no fake impl or Meta kernel registered")
 _DATA_DEPENDENT_HINTS = ("meta tensor", "Meta tensors", "data-independent", "no data", "without output_size")
 
 
 class DataDependentOp(Exception):
-    """An op whose result depends on tensor values, which the meta device does not have."""
+    """An op the meta device cannot run: its result depends on tensor values, which meta tensors
+    do not have, or (`no_kernel`) torch has no meta kernel for it at all."""
 
-    def __init__(self, op: str, location: str, source: str) -> None:
-        super().__init__(f"{op} needs tensor values, which the meta device does not have ({location})")
-        self.op, self.location, self.source = op, location, source
+    def __init__(self, op: str, location: str, source: str, no_kernel: bool = False) -> None:
+        cause = "has no meta kernel" if no_kernel else "needs tensor values, which the meta device does not have"
+        super().__init__(f"{op} {cause} ({location})")
+        self.op, self.location, self.source, self.no_kernel = op, location, source, no_kernel
 
 
 def _is_cpu_scalar(t: torch.Tensor) -> bool:
@@ -95,9 +99,10 @@ class DeviceCheckMode(TorchDispatchMode):
         try:
             return func(*args, **kwargs)
         except (NotImplementedError, RuntimeError) as exc:
-            if self.target.type == "meta" and any(h in str(exc) for h in _DATA_DEPENDENT_HINTS):
+            no_kernel = any(m in str(exc) for m in _NO_KERNEL_HINTS)
+            if self.target.type == "meta" and (no_kernel or any(h in str(exc) for h in _DATA_DEPENDENT_HINTS)):
                 location, source = user_frame_location()
-                raise DataDependentOp(str(func), location, source) from None
+                raise DataDependentOp(str(func), location, source, no_kernel) from None
             raise
 
     def _record(self, func: Any, devices: set[torch.device]) -> None:
@@ -132,14 +137,20 @@ def _is_cuda(device: Any) -> bool:
 
 
 class CudaAliasMode(TorchFunctionMode):
-    """Without a GPU, send `.cuda()`, `.to("cuda")` and `device="cuda"` to the target device."""
+    """Without a GPU, send `.cuda()`, `.to("cuda")` and `device="cuda"` to the target device, and
+    note where forward reads `.is_cuda` (False on meta: what the code does on a GPU did not run)."""
 
     def __init__(self, target: torch.device) -> None:
         super().__init__()
         self.target = target
+        self.is_cuda_reads: list[str] = []  # "file.py:LINE", in order, each once
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if getattr(func, "__self__", None) is torch.Tensor.is_cuda:
+            location = user_frame_location()[0]
+            if location not in self.is_cuda_reads:
+                self.is_cuda_reads.append(location)
         if func is torch.Tensor.cuda:
             return args[0].to(self.target)
         if _is_cuda(kwargs.get("device")):

@@ -98,9 +98,9 @@ def run_verify(job: dict[str, Any]) -> VerifyResult:
         result.messages.append(f"kwargs/input from {cfg.origin}")
     if old_cls is not None:
         t0 = time.perf_counter()
-        result.against = compare(old_cls, cls, cfg.kwargs, inputs, label, cfg.build)
+        result.against = compare(old_cls, cls, cfg.kwargs, inputs, label, cfg.build, bool(job.get("train")))
         timings["against_s"] = time.perf_counter() - t0
-    _device_check(result, cls, cfg, inputs, job.get("device", "auto"), timings)
+    _device_check(result, cls, cfg, inputs, job.get("device", "auto"), timings, bool(job.get("train")))
     result.status = overall_status(result.stray_tensors, result.device_errors, result.forward, result.against)
     timings["peak_rss_mb"] = _peak_rss_mb()
     result.timings = timings
@@ -109,7 +109,7 @@ def run_verify(job: dict[str, Any]) -> VerifyResult:
 
 def _device_check(
     result: VerifyResult, cls: type, cfg: config.ClassConfig, inputs: tuple | None, device: str,
-    timings: dict[str, float],
+    timings: dict[str, float], train: bool = False,
 ) -> None:
     t0 = time.perf_counter()
     sites = CreationSites()  # so that each stray names the line that made it
@@ -122,7 +122,7 @@ def _device_check(
         return
     timings["build_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    outcome = check_module(module, inputs, None, device, sites.site)
+    outcome = check_module(module, inputs, None, device, sites.site, train)
     timings["check_s"] = time.perf_counter() - t0
     if light is not None:
         for stray in outcome.strays:

@@ -187,3 +187,41 @@ def test_what_the_meta_device_cannot_run_is_inconclusive_not_a_failure(module: t
     assert cause in message and "the emulation stopped there, not your code" in message and "--device cuda" in message
     marker = "AUTOCAST-LINE" if module is _Autocast else "GENERATOR-LINE"
     assert f"test_verify_device_check.py:{line_of(Path(__file__), marker)}" in message
+
+
+def test_a_missing_meta_kernel_is_named_as_such_not_as_needing_values() -> None:
+    class Compressed(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.ops.aten._cslt_compress(x)
+
+    outcome = check_module(Compressed(), (torch.randn(2, 3),))
+    assert outcome.forward == "inconclusive"
+    assert "torch has no meta kernel for it" in outcome.messages[0] and "needs tensor values" not in outcome.messages[0]
+
+
+def test_an_error_that_only_mentions_meta_is_the_users_crash() -> None:
+    class Strict(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise ValueError("metadata missing for this batch")
+
+    outcome = check_module(Strict(), (torch.randn(2, 3),))
+    assert outcome.forward == "crashed" and outcome.messages[0].startswith("forward raised ValueError: metadata missing")
+
+
+def test_code_behind_is_cuda_is_said_not_to_have_run() -> None:
+    class Fused(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if x.is_cuda:  # IS-CUDA-LINE
+                return self.lin(x) * 2
+            return self.lin(x)
+
+    outcome = check_module(Fused(), (torch.randn(2, 3),))
+    line = line_of(Path(__file__), "IS-CUDA-LINE")
+    assert outcome.forward == "ran" and outcome.messages == [
+        f"note: forward reads .is_cuda (tests/verify/test_verify_device_check.py:{line}), which is False under emulation: "
+        "what the code does with CUDA tensors did not run; a GPU checks it"
+    ]

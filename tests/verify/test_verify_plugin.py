@@ -43,8 +43,29 @@ def test_forward_created_tensor_fails() -> None:
 
 
 def test_inconclusive_is_not_a_pass() -> None:
-    with pytest.raises(AssertionError, match="inconclusive: forward stopped at aten._local_scalar_dense.default"):
+    with pytest.raises(AssertionError, match="inconclusive: forward stopped at aten._local_scalar_dense.default") as info:
         assert_device_consistent(build("DataDependent"), torch.randn(3))
+    assert str(info.value).startswith("DataDependent could not be checked (mode: meta-emulated), which is no pass:")
+    assert "not device-consistent" not in str(info.value)
+
+
+def test_inconclusive_can_skip_the_test_instead() -> None:
+    with pytest.raises(pytest.skip.Exception, match="DataDependent could not be checked"):
+        assert_device_consistent(build("DataDependent"), torch.randn(3), inconclusive="skip")
+    with pytest.raises(ValueError, match='inconclusive must be "fail" or "skip"'):
+        assert_device_consistent(build("DataDependent"), torch.randn(3), inconclusive="pass")
+
+
+def test_a_failing_check_shows_the_callers_line_not_the_helpers(tmp_path: Path) -> None:
+    test_file = tmp_path / "test_user.py"
+    test_file.write_text(
+        "import sys\nsys.path.insert(0, %r)\nimport torch\nfrom verify_models import TinyGPT\n"
+        "from bufferlint.pytest_plugin import assert_device_consistent\n\n\n"
+        "def test_model():\n    assert_device_consistent(TinyGPT(), torch.randn(2, 5, 8))  # CALLER\n" % str(MODELS.parent)
+    )
+    run = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)], cwd=tmp_path)
+    assert "1 failed" in run.stdout and "# CALLER" in run.stdout
+    assert "probe = module if inplace" not in run.stdout and "def assert_device_consistent" not in run.stdout
 
 
 def test_plugin_loads_without_torch_and_provides_the_fixture(tmp_path: Path) -> None:

@@ -120,3 +120,29 @@ def test_the_emulated_check_builds_layer_weights_on_meta(tmp_path: Path, monkeyp
     made.clear()
     result = run_job(verify_job(f"{tmp_path / 'layers.py'}::Measured", input="torch.randn(2, 4)"))["result"]
     assert made == ["meta", "cpu"] and (result["status"], result["forward"]) == ("pass", "ran")
+
+
+NOISY = '''import torch
+from torch import nn
+
+
+class Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if self.training:
+            x = x + torch.randn(x.shape)  # made on the host: only training mode mixes devices
+        return self.lin(x)
+'''
+
+
+def test_one_switch_picks_training_or_eval_mode_for_both_checks(tmp_path: Path) -> None:
+    (tmp_path / "noisy.py").write_text(NOISY)
+    target = f"{tmp_path / 'noisy.py'}::Noisy"
+    evaluated = run_job(verify_job(target, input="torch.randn(2, 4)", against=str(tmp_path / "noisy.py")))["result"]
+    assert (evaluated["status"], evaluated["device_errors"], evaluated["against"]["outputs"]) == ("pass", [], "equal")
+    trained = run_job(verify_job(target, input="torch.randn(2, 4)", against=str(tmp_path / "noisy.py"), train=True))["result"]
+    assert [e["op"] for e in trained["device_errors"]] == ["aten.add.Tensor"] and trained["status"] == "fail"
+    assert trained["against"]["outputs"] == "equal"  # the same seed draws the same noise in both versions
