@@ -63,7 +63,22 @@ def check_module(
         return outcome
     moved_args, moved_kwargs = move_inputs(args, kwargs or {}, target)
     _run_forward(module, moved_args, moved_kwargs, target, outcome)
+    if outcome.forward in ("ran", "inconclusive"):  # what forward re-homed before meta stopped it counts too
+        _rehomed_by_forward(module, target, outcome)
     return outcome
+
+
+_REHOMED = "forward puts it on the module's device on every call (.to() still leaves it behind, and .half() skips it)"
+
+
+def _rehomed_by_forward(module: nn.Module, target: torch.device, outcome: CheckOutcome) -> None:
+    """A stray that forward itself moves where the module is (torchvision's anchor generator, a
+    cache rebuilt on the weights' device) makes no op mix devices: listed, not a failure. One
+    forward leaves behind stays a failure."""
+    after = {s.path: s.device for s in find_stray_tensors(module)}
+    for stray in outcome.strays:
+        if stray.fatal and after.get(stray.path) == str(target):
+            stray.fatal, stray.note = False, _REHOMED
 
 
 # What the meta device cannot run, as torch words it (lower case): ops on meta tensors (`.numpy()`

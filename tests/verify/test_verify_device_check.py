@@ -225,3 +225,28 @@ def test_code_behind_is_cuda_is_said_not_to_have_run() -> None:
         f"note: forward reads .is_cuda (tests/verify/test_verify_device_check.py:{line}), which is False under emulation: "
         "what the code does with CUDA tensors did not run; a GPU checks it"
     ]
+
+
+class _Anchors(nn.Module):
+    """torchvision's anchor generator in our words: a list of tensors forward re-homes every call."""
+
+    def __init__(self, rehome: bool) -> None:
+        super().__init__()
+        self.rehome = rehome
+        self.lin = nn.Linear(4, 4)
+        self.cells = [torch.ones(4), torch.zeros(4)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.rehome:
+            self.cells = [c.to(x.device) for c in self.cells]
+        return self.lin(x) + self.cells[0]
+
+
+def test_a_stray_forward_rehomes_is_listed_but_passes() -> None:
+    outcome = check_module(_Anchors(rehome=True), (torch.randn(2, 4),))
+    assert [(s.path, s.fatal) for s in outcome.strays] == [("cells[0]", False), ("cells[1]", False)]
+    assert outcome.strays[0].note.startswith("forward puts it on the module's device on every call")
+    assert (outcome.errors, outcome.forward) == ([], "ran")
+    left = check_module(_Anchors(rehome=False), (torch.randn(2, 4),))
+    assert [(s.path, s.fatal) for s in left.strays] == [("cells[0]", True), ("cells[1]", True)]
+    assert [e.op for e in left.errors] == ["aten.add.Tensor"]
