@@ -250,3 +250,21 @@ def test_a_stray_forward_rehomes_is_listed_but_passes() -> None:
     left = check_module(_Anchors(rehome=False), (torch.randn(2, 4),))
     assert [(s.path, s.fatal) for s in left.strays] == [("cells[0]", True), ("cells[1]", True)]
     assert [e.op for e in left.errors] == ["aten.add.Tensor"]
+
+
+class _Spread(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.bias = torch.ones(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.add(
+            self.lin(x),
+            self.bias,  # SPREAD-LINE
+        )
+
+
+def test_a_statement_spread_over_lines_is_shown_whole() -> None:
+    [error] = check_module(_Spread(), (torch.randn(2, 3),)).errors
+    assert error.source == "return torch.add( self.lin(x), self.bias,  # SPREAD-LINE )"
