@@ -202,9 +202,11 @@ class _Reader:
         return frozenset()
 
     def _args(self, call: cst.Call) -> frozenset[str]:
+        sizes = _size_arguments(call, self.facts.inference.qualify(call.func))
         found: frozenset[str] = frozenset()
-        for arg in call.args:
-            found |= self.carried(arg.value)
+        for position, arg in enumerate(call.args):
+            if (arg.keyword.value if arg.keyword is not None else position) not in sizes:
+                found |= self.carried(arg.value)
         return found
 
     def handed_out(self, expr: cst.BaseExpression) -> frozenset[str]:
@@ -247,6 +249,10 @@ class _Reader:
             # its elements, read as ints (another call would get its rows, tensors like it)
             if _takes_sizes(node):
                 host.update(id(arg.value) for arg in node.args if arg.star)
+            sizes = _size_arguments(node, facts.inference.qualify(node.func))
+            for i, arg in enumerate(node.args):
+                if (arg.keyword.value if arg.keyword else i) in sizes:  # the argument, or each size it lists
+                    host.update(id(v) for v in (arg.value, *(e.value for e in getattr(arg.value, "elements", ()))))
             operands = [op for op in operands if id(op) not in host]
         if not operands:
             return frozenset()
@@ -311,6 +317,21 @@ def _takes_sizes(call: cst.Call) -> bool:
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     return name in _SIZE_CALLS
+
+
+# torch functions whose argument (by position and keyword) gives sizes, read as Python ints: a
+# tensor there (`F.pad(x, (0, self.max_len - x.size(-1)))`) does not flow into the result.
+_SIZE_ARGUMENTS = {
+    "torch.nn.functional.pad": (1, "pad"),
+    "torch.nn.functional.interpolate": (1, "size"),
+    "torch.nn.functional.adaptive_avg_pool1d": (1, "output_size"),
+    "torch.nn.functional.adaptive_avg_pool2d": (1, "output_size"),
+    "torch.nn.functional.adaptive_max_pool2d": (1, "output_size"),
+}
+
+
+def _size_arguments(call: cst.Call, qualified: Optional[str]) -> tuple[object, ...]:
+    return _SIZE_ARGUMENTS.get(qualified or "", ())
 
 
 _HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"))

@@ -46,7 +46,8 @@ class TensorAttribute(Rule):
     rebuilds that input on the host with `torch.tensor([...])`), `forward` moves it per call, it is indexed with
     an index from the input's device, or `forward` or a public method returns it. Not reported:
     a tensor only read for its metadata or on the host (`.shape`, `.item()`, `int()`,
-    unpacked into a call's arguments as sizes, `torch.multinomial` weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
+    unpacked into a call's arguments as sizes, given as padding widths or output sizes:
+    `F.pad(x, (0, self.n - x.size(-1)))`, `torch.multinomial` weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors; one element of a 1-D
     tensor counts: `width * (centres[1] - centres[0])`), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
