@@ -507,7 +507,27 @@ def _module_state(info: ClassInfo) -> frozenset[str]:
     parameters, buffers) and its submodules: what a value computed from them is placed with.
     (A scope's `tensor_attrs` is the first reading's, which misses tensors computed from others.)"""
     tensors = {a.attr for a in info.assignments if a.kind is ValueKind.TENSOR}
-    return frozenset(tensors | info.parameters | info.registered_buffers | info.submodules)
+    return frozenset(tensors | info.parameters | info.registered_buffers | info.submodules | _called_like_modules(info))
+
+
+def _called_like_modules(info: ClassInfo) -> set[str]:
+    """Attributes built while constructing by a call the analysis cannot type (a factory from a
+    spec: `self.core = spec.core(config=...)`) that a later method calls like a module
+    (`self.core(q, k, v)`): submodules in all but name, their state lives with the module."""
+    init_time = init_time_methods(info)
+    built = {
+        a.attr for a in info.assignments
+        if a.kind is ValueKind.OTHER and a.method.name.value in init_time and isinstance(a.value, cst.Call)
+    }
+    called: set[str] = set()
+    for name, func in info.methods.items():
+        if name in init_time or not built:
+            continue
+        me = self_name(func)
+        for call in nodes_of(func.body, cst.Call):
+            if _is_self_attr(call.func, me) and call.func.attr.value in built:  # type: ignore[attr-defined]
+                called.add(call.func.attr.value)  # type: ignore[attr-defined]
+    return called - set(info.methods)
 
 
 def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> bool:

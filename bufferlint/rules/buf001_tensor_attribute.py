@@ -67,7 +67,8 @@ class TensorAttribute(Rule):
     a literal `"cuda"`, a name bound to `torch.device("cuda" if torch.cuda.is_available() else
     "cpu")`, and the device of the module's own weights, which is the host while `__init__`
     runs, stay findings), results of the current call computed from the module's own tensors or what
-    its submodules return, values handed on as `list(self.sizes)`, tensors a holding module moves along in its own `_apply()` (YOLO's
+    its submodules return or hold (a submodule built by a factory from a spec counts when a method
+    calls it like a module: `self.core = spec.core(...)`, then `self.core(q, k)`), values handed on as `list(self.sizes)`, tensors a holding module moves along in its own `_apply()` (YOLO's
     `self.detect.stride = fn(self.detect.stride)`, in a class that builds the holder's class or a
     file that imports it), tensors built only after construction by a method the project calls
     under `with torch.device(...)` (gpt-fast's `setup_caches()`), names that are buffers already, or may be, registered out of sight (by a
