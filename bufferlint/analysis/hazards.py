@@ -44,6 +44,7 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, base_constructor_lines, top_statements
 from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
+from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import asks_for_grad
@@ -513,7 +514,8 @@ def _randomly_built(value: cst.BaseExpression) -> bool:
 
 
 def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Optional[str]:
-    """`self.lin.weight.t()` or `self.w * 2` (w a parameter): trained state the copy would not follow."""
+    """`self.lin.weight.t()` or `self.w * 2` (w a parameter): trained state the copy would not
+    follow. Numbers read off a settings object (`self.config.scaler_start`) are no such state."""
     self_name = defining.scope.self_name
     value = defining.value
     if self_name is None or value is None:
@@ -521,7 +523,10 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
     attributes = list(nodes_of(value, cst.Attribute))
     for node in attributes:
         inner = node.value
-        if isinstance(inner, cst.Attribute) and is_name(inner.value, self_name) and node.attr.value not in _METADATA_ATTRS:
+        if (
+            isinstance(inner, cst.Attribute) and is_name(inner.value, self_name) and node.attr.value not in _METADATA_ATTRS
+            and inner.attr.value not in SETTINGS_OBJECTS
+        ):
             return dotted_name(node) or f"{self_name}..."
     stateful = info.parameters | info.submodules
     for node in attributes:

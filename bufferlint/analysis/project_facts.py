@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from bufferlint.analysis import holder_casts
+from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.torch_api import is_module_base
 
 # Methods through which a class moves its own state (a class defining one manages its devices).
@@ -83,7 +84,7 @@ _SET_FROM_OUTSIDE = re.compile(
     rb"(?m)^[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*)\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
 )
 # Names of objects that carry a program's settings (`args.eos = 2`): setting one sets no module's attribute.
-_SETTINGS_OBJECTS = frozenset(b"args opt opts option options config cfg conf configs hparams hps settings".split())
+_SETTINGS_OBJECTS = frozenset(name.encode("ascii") for name in SETTINGS_OBJECTS)
 _COMPLEX = re.compile(rb"polar|view_as_complex|cfloat|cdouble|chalf|complex(?:32|64|128|\()|[0-9][jJ](?![0-9A-Za-z_])")
 
 
