@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, own_bookkeeping
 from bufferlint.analysis.parameters import (
@@ -188,7 +189,11 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     if parameter.data is None:
         return "nn.Parameter() is given no tensor"
     frozen_ids = {id(p.assignment) for p in frozen}
-    other = next((a for a in info.assignments_to(attr) if id(a) not in frozen_ids), None)
+    other = next((
+        a for a in info.assignments_to(attr)
+        if id(a) not in frozen_ids  # `self.pos = None` in the other branch of the same if never meets the registration
+        and not (a.kind is ValueKind.NONE and exclusive_branches(a.site, parameter.assignment.site))
+    ), None)
     if other is not None:
         return f"`{attr}` is also assigned in {other.method.name.value}()"
     if attr in info.deleted:
