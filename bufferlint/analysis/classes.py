@@ -170,6 +170,7 @@ class ClassCollector:
         # False when the file's text names neither `register_buffer` nor `register_parameter`:
         # then no statement needs to be searched for such calls.
         self.registrations = registrations
+        self._module_locals_of: dict[int, frozenset[str]] = {}
 
     def collect_body(self, info: ClassInfo) -> None:
         for stmt in info.node.body.body if isinstance(info.node.body, cst.IndentedBlock) else ():
@@ -232,6 +233,8 @@ class ClassCollector:
                 assignment = AttrAssignment(attr, site, target, value, func, augmented=augmented,
                                             before_super_init=before_super, scope=scope.child())
                 assignment.kind = self._kind(info, value, scope)
+                if assignment.kind is ValueKind.OTHER and type(value) is cst.Name and value.value in self._module_locals(func):  # type: ignore[union-attr]
+                    assignment.kind = ValueKind.MODULE  # `embs = nn.ParameterDict(); ...; self.embs = embs`
                 info.assignments.append(assignment)
         track_locals(small, scope, self.inference)
         if again:
@@ -249,6 +252,20 @@ class ClassCollector:
                 info.register_buffer_calls.append(RegisterBufferCall(call, name, site, func, looped))
             elif name is not None:
                 info.registered_parameters.add(name)
+
+    def _module_locals(self, func: cst.FunctionDef) -> frozenset[str]:
+        """Locals of `func` every assignment of which builds a module (`embs = nn.ParameterDict()`)."""
+        found = self._module_locals_of.get(id(func))
+        if found is None:
+            verdicts: dict[str, bool] = {}
+            for assign in nodes_of(func.body, cst.Assign):
+                for target in assign.targets:
+                    if type(target.target) is cst.Name:
+                        name = target.target.value  # type: ignore[attr-defined]
+                        module = isinstance(assign.value, cst.Call) and self.classify(assign.value, Scope()) is ValueKind.MODULE
+                        verdicts[name] = verdicts.get(name, True) and module
+            found = self._module_locals_of[id(func)] = frozenset(n for n, ok in verdicts.items() if ok)
+        return found
 
     def _kind(self, info: ClassInfo, value: Optional[cst.BaseExpression], scope: Scope) -> ValueKind:
         if value is None:
@@ -274,7 +291,7 @@ class ClassCollector:
                 return ValueKind.PARAMETER
             if qualified in torch_api.BUFFER_CLASSES:
                 return ValueKind.BUFFER
-            if self.is_module_call(value):
+            if self.is_module_call(value) or qualified in torch_api.PARAMETER_CONTAINERS:
                 return ValueKind.MODULE
         if self.inference.is_tensor(value, scope):
             return ValueKind.TENSOR

@@ -117,6 +117,12 @@ PARAMETER_CLASSES = frozenset(
     "torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.UninitializedParameter".split()
 )
 BUFFER_CLASSES = frozenset("torch.nn.Buffer torch.nn.parameter.Buffer".split())
+# Containers of parameters: modules themselves (nn.Module.__setattr__ registers them as
+# submodules), though the rules treat them apart from layers.
+PARAMETER_CONTAINERS = frozenset(
+    "torch.nn.ParameterList torch.nn.ParameterDict torch.nn.modules.container.ParameterList "
+    "torch.nn.modules.container.ParameterDict".split()
+)
 
 
 def is_module_base(qualified: Optional[str]) -> bool:
