@@ -846,13 +846,28 @@ def moved_elsewhere(info: ClassInfo, attr: str) -> bool:
     for name in method_reads(info).readers.get(attr, ()):
         if name in init_time:
             continue
-        me = self_name(info.methods[name])
-        for call in nodes_of(info.methods[name].body, cst.Call):
+        func_def = info.methods[name]
+        me = self_name(func_def)
+        recorded = _recorded_devices(func_def, me)
+        for call in nodes_of(func_def.body, cst.Call):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and _is_self_attr(func.value, me, attr):
-                if not any(_is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(call, cst.Attribute)):
+                own = any(_is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(call, cst.Attribute))
+                if not own and not any(isinstance(a.value, cst.Name) and a.value.value in recorded for a in call.args):
                     return True
     return False
+
+
+def _recorded_devices(func: cst.FunctionDef, me: Optional[str]) -> set[str]:
+    """Names the method also stores as the class's own device (`self.device = device`): a move to
+    one of them is a move to `self.device` (`def _set_kernels_to_device(self, device)`)."""
+    found = set()
+    for assign in nodes_of(func.body, cst.Assign):
+        if isinstance(assign.value, cst.Name) and any(
+            _is_self_attr(t.target, me) and t.target.attr.value in DEVICE_ATTRS for t in assign.targets  # type: ignore[attr-defined]
+        ):
+            found.add(assign.value.value)
+    return found
 
 
 def own_device(info: ClassInfo) -> Optional[str]:
