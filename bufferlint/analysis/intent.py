@@ -514,22 +514,20 @@ def _called_like_modules(info: ClassInfo) -> set[str]:
     """Attributes built while constructing by a call the analysis cannot type (a factory from a
     spec: `self.core = spec.core(config=...)`) that a later method calls like a module
     (`self.core(q, k, v)`): submodules in all but name, their state lives with the module."""
-    owners = (info, *info.ancestors())  # a base class of the file often builds them (`Attention.__init__`)
+    init_time = init_time_methods(info)
     built = {
-        a.attr for owner in owners for a in owner.assignments
-        if a.kind is ValueKind.OTHER and a.method.name.value in init_time_methods(owner) and isinstance(a.value, cst.Call)
+        a.attr for a in info.assignments
+        if a.kind is ValueKind.OTHER and a.method.name.value in init_time and isinstance(a.value, cst.Call)
     }
     called: set[str] = set()
-    for owner in owners if built else ():
-        init_time = init_time_methods(owner)
-        for name, func in owner.methods.items():
-            if name in init_time:
-                continue
-            me = self_name(func)
-            for call in nodes_of(func.body, cst.Call):
-                if _is_self_attr(call.func, me) and call.func.attr.value in built:  # type: ignore[attr-defined]
-                    called.add(call.func.attr.value)  # type: ignore[attr-defined]
-    return called - {name for owner in owners for name in owner.methods}
+    for name, func in info.methods.items():
+        if name in init_time or not built:
+            continue
+        me = self_name(func)
+        for call in nodes_of(func.body, cst.Call):
+            if _is_self_attr(call.func, me) and call.func.attr.value in built:  # type: ignore[attr-defined]
+                called.add(call.func.attr.value)  # type: ignore[attr-defined]
+    return called - set(info.methods)
 
 
 def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> bool:
