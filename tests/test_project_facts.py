@@ -176,8 +176,10 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
         ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
         ("def train(runner, cfg):\n    if cfg.resume_from:\n        runner.resume(cfg.resume_from)\n", None),  # mmcv
         ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
+        ('def merge(cfg, params):\n    """params: overrides, e.g. ["training.resume=True"]"""\n    return cfg\n', "unsafe"),
+        ("def merge(cfg):\n    return cfg  # a caller may set resume=True\n", "unsafe"),
     ],
-    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only"],
+    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only", "docstring", "comment"],
 )
 def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
     script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]

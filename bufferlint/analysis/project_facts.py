@@ -215,7 +215,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
         if b"set_default_" in source:
             facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
-        facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source)
+        facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source, tree)
     if any(word in source for word in _PICKLE_WORDS):
         facts.pickles = _first_line(_PICKLES, source)
     if b"device" in source and _DEVICE_CONTEXT.search(source) is not None:
@@ -1039,9 +1039,26 @@ def _factory_argument(before: bytes) -> bool:
     return depth == 0
 
 
-def _first_line(pattern: "re.Pattern[bytes]", source: bytes) -> Optional[int]:
-    match = pattern.search(source)
-    return None if match is None else _line_of(source, match.start())
+def _first_line(pattern: "re.Pattern[bytes]", source: bytes, tree: Optional[ast.Module] = None) -> Optional[int]:
+    """The line of the first match in code: with `tree`, matches in a docstring or after a `#` on
+    their line are prose (`:param params: ... ["training.resume=True"]`), not a site."""
+    prose = _docstring_lines(tree) if tree is not None else frozenset()
+    for match in pattern.finditer(source):
+        line = _line_of(source, match.start())
+        start = source.rfind(b"\n", 0, match.start()) + 1
+        if line not in prose and b"#" not in source[start:match.start()]:
+            return line
+    return None
+
+
+def _docstring_lines(tree: ast.Module) -> frozenset[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return frozenset(lines)
 
 
 def _line_of(source: bytes, offset: int) -> int:
