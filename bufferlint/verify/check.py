@@ -74,10 +74,11 @@ _REHOMED = "forward puts it on the module's device on every call (.to() still le
 def _rehomed_by_forward(module: nn.Module, target: torch.device, outcome: CheckOutcome) -> None:
     """A stray that forward itself moves where the module is (torchvision's anchor generator, a
     cache rebuilt on the weights' device) makes no op mix devices: listed, not a failure. One
-    forward leaves behind stays a failure."""
+    forward leaves behind stays a failure, and so does one that was on the target all along
+    (made there by the constructor: nothing shows that forward would put it there)."""
     after = {s.path: s.device for s in find_stray_tensors(module)}
     for stray in outcome.strays:
-        if stray.fatal and after.get(stray.path) == str(target):
+        if stray.fatal and stray.device != str(target) and after.get(stray.path) == str(target):
             stray.fatal, stray.note = False, _REHOMED
 
 
@@ -87,7 +88,7 @@ def _rehomed_by_forward(module: nn.Module, target: torch.device, outcome: CheckO
 # ("META device type not an accelerator"), an op with no meta kernel. None of these says anything
 # about the user's code; a message that merely contains "meta" (`metadata`) is not among them.
 _META_CANNOT = (
-    "meta tensor", "meta device", "'meta' backend", "device type meta", "meta device type", "on meta",
+    "meta tensor", "meta device", "'meta' backend", "device type meta", "meta device type",
     "numpy is not available", "unsupported scalartype", "not an accelerator",
 )
 _NO_META_KERNEL = re.compile(r"Could not run '([\w:.]+)' with arguments from the 'Meta' backend")

@@ -55,8 +55,10 @@ def _namespace_of(cls: type) -> dict[str, Any]:
     file runs under the same module name as the new one, so `sys.modules` would give the new."""
     for value in vars(cls).values():
         func = getattr(value, "__func__", None) or getattr(value, "fget", None) or value
+        func = getattr(func, "__wrapped__", func)  # `@torch.no_grad()` and other decorators keep the original
         namespace = getattr(func, "__globals__", None)
-        if isinstance(namespace, dict):
+        # a function defined elsewhere (`act = staticmethod(F.silu)`) carries its own module's globals
+        if isinstance(namespace, dict) and getattr(func, "__module__", None) == cls.__module__:
             return namespace
     module = sys.modules.get(cls.__module__)
     return dict(vars(module)) if module is not None else {}

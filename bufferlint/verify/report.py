@@ -46,7 +46,8 @@ def to_text(result: VerifyResult) -> str:
     if result.mode:
         lines.append(_MODE_TEXT.get(result.mode, f"mode: {result.mode}"))
     fatal = [s for s in result.stray_tensors if s.fatal]
-    scalars = [s for s in result.stray_tensors if not s.fatal]
+    scalars = [s for s in result.stray_tensors if not s.fatal and not s.note]
+    rehomed = [s for s in result.stray_tensors if not s.fatal and s.note]
     if fatal:
         lines.append(f"stray tensors (not parameters or buffers, so .to()/.cuda() leave them behind): {len(fatal)}")
         lines += [stray_line(s) for s in fatal]
@@ -55,6 +56,9 @@ def to_text(result: VerifyResult) -> str:
     if scalars:
         lines.append(f"0-dim tensors left on their device (allowed: CUDA takes them as scalars): {len(scalars)}")
         lines += [stray_line(s) for s in scalars]
+    if rehomed:
+        lines.append(f"left behind by .to(), put back by forward itself (allowed): {len(rehomed)}")
+        lines += [stray_line(s) for s in rehomed]
     if result.device_errors:
         lines.append(f"ops mixing devices: {len(result.device_errors)}")
         lines += [error_line(e) for e in result.device_errors]

@@ -147,3 +147,31 @@ def test_a_parameter_turned_buffer_is_named_and_not_a_pass(tmp_path: Path, monke
     ]
     same = compare(old, old, {}, (torch.randn(2, 3),), "old")
     assert (same.status, same.outputs, same.messages) == ("pass", "equal", [])
+
+
+def test_leaves_whose_equality_is_no_plain_truth_value() -> None:
+    import enum
+
+    import numpy as np
+
+    old_mode, new_mode = enum.Enum("Mode", "FAST SLOW"), enum.Enum("Mode", "FAST SLOW")  # each file's own class
+
+    y = torch.arange(4.0)
+    assert outputs_verdict((y, y.numpy()), (y.clone(), y.clone().numpy())) == ("equal", 0.0)
+    assert outputs_verdict((y, float("nan")), (y, float("nan"))) == ("equal", 0.0)
+    assert outputs_verdict((y, old_mode.FAST), (y, new_mode.FAST)) == ("equal", 0.0)
+    assert outputs_verdict((y, old_mode.FAST), (y, new_mode.SLOW)) == ("differ", None)
+    assert outputs_verdict((y, np.ones(2)), (y, np.zeros(2))) == ("differ", None)
+
+
+TRAIN_OVERRIDE = FROZEN_OLD.replace(
+    "    def forward(self, x):",
+    "    def train(self, mode=True):\n        super().train(mode)  # returns nothing, as mmdet backbones do\n\n    def forward(self, x):",
+).replace("self.lin(x).cuda() * self.scale.cuda()", "self.lin(x) * self.scale")
+
+
+def test_a_train_override_that_returns_nothing(tmp_path: Path) -> None:
+    (tmp_path / "override.py").write_text(TRAIN_OVERRIDE)
+    cls = load_module(tmp_path / "override.py").Scale
+    result = compare(cls, cls, {}, (torch.randn(2, 3),), "old")
+    assert (result.status, result.outputs) == ("pass", "equal")

@@ -199,3 +199,30 @@ def test_each_stray_names_the_line_that_made_it(capsys: pytest.CaptureFixture[st
     ]
     main([models_target("TinyGPT"), "--input", "torch.randn(2, 5, 8)", "--device", "meta"])
     assert f"  blocks.0.attn.mask: bool (16, 16) on cpu, made at {made}" in capsys.readouterr().out.splitlines()
+
+
+DECORATED = '''import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Act(nn.Module):
+    act = staticmethod(F.silu)  # a function of another module, before __init__
+
+    @torch.no_grad()
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+'''
+
+
+def test_build_evaluates_in_the_targets_own_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not in torch.nn.functional's namespace (a staticmethod of F.silu) nor in a decorator's
+    (`@torch.no_grad()` on __init__): `Act` is found."""
+    path = tmp_path / "act.py"
+    path.write_text(DECORATED)
+    code = main([f"{path}::Act", "--build", "Act(4)", "--input", "torch.randn(2, 4)", "--device", "meta"])
+    assert (code, capsys.readouterr().out.splitlines()[-1]) == (0, "status: pass")

@@ -146,3 +146,29 @@ def test_one_switch_picks_training_or_eval_mode_for_both_checks(tmp_path: Path) 
     trained = run_job(verify_job(target, input="torch.randn(2, 4)", against=str(tmp_path / "noisy.py"), train=True))["result"]
     assert [e["op"] for e in trained["device_errors"]] == ["aten.add.Tensor"] and trained["status"] == "fail"
     assert trained["against"]["outputs"] == "equal"  # the same seed draws the same noise in both versions
+
+
+HIDDEN = '''import torch
+from torch import nn
+
+
+class ListLinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(4, 4)]  # out of .to()'s sight: the classic bug
+
+    def forward(self, x):
+        return self.layers[0](x)
+'''
+
+
+def test_a_layer_out_of_sight_fails_although_the_light_build_made_it_on_meta(tmp_path: Path) -> None:
+    """The light build makes that Linear's weights on meta, the target: forward then mixes nothing,
+    and the weights sit on the target after it. Only a stray that forward moved from elsewhere
+    counts as put back by forward; these stay failures."""
+    (tmp_path / "hidden.py").write_text(HIDDEN)
+    result = run_job(verify_job(f"{tmp_path / 'hidden.py'}::ListLinear", input="torch.randn(2, 4)"))["result"]
+    assert [(s["path"], s["device"], s["fatal"]) for s in result["stray_tensors"]] == [
+        ("layers[0].weight", "cpu", True), ("layers[0].bias", "cpu", True),
+    ]
+    assert result["status"] == "fail"
