@@ -9,7 +9,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis import torch_api
-from bufferlint.analysis.flow import StatementSite, iter_nodes, iter_sites, self_name
+from bufferlint.analysis.flow import StatementSite, iter_nodes, iter_sites, locals_always, self_name
 from bufferlint.analysis.tensors import Scope, TensorInference, is_none, track_locals
 from bufferlint.analysis.walk import nodes_of
 
@@ -257,14 +257,9 @@ class ClassCollector:
         """Locals of `func` every assignment of which builds a module (`embs = nn.ParameterDict()`)."""
         found = self._module_locals_of.get(id(func))
         if found is None:
-            verdicts: dict[str, bool] = {}
-            for assign in nodes_of(func.body, cst.Assign):
-                for target in assign.targets:
-                    if type(target.target) is cst.Name:
-                        name = target.target.value  # type: ignore[attr-defined]
-                        module = isinstance(assign.value, cst.Call) and self.classify(assign.value, Scope()) is ValueKind.MODULE
-                        verdicts[name] = verdicts.get(name, True) and module
-            found = self._module_locals_of[id(func)] = frozenset(n for n, ok in verdicts.items() if ok)
+            found = self._module_locals_of[id(func)] = locals_always(
+                func, lambda value: isinstance(value, cst.Call) and self.classify(value, Scope()) is ValueKind.MODULE
+            )
         return found
 
     def _kind(self, info: ClassInfo, value: Optional[cst.BaseExpression], scope: Scope) -> ValueKind:

@@ -202,10 +202,10 @@ class _Reader:
         return frozenset()
 
     def _args(self, call: cst.Call) -> frozenset[str]:
-        sizes = _size_arguments(call, self.facts.inference.qualify(call.func))
+        sizes = _size_values(call, self.facts.inference.qualify(call.func))
         found: frozenset[str] = frozenset()
-        for position, arg in enumerate(call.args):
-            if (arg.keyword.value if arg.keyword is not None else position) not in sizes:
+        for arg in call.args:
+            if id(arg.value) not in sizes:
                 found |= self.carried(arg.value)
         return found
 
@@ -249,10 +249,7 @@ class _Reader:
             # its elements, read as ints (another call would get its rows, tensors like it)
             if _takes_sizes(node):
                 host.update(id(arg.value) for arg in node.args if arg.star)
-            sizes = _size_arguments(node, facts.inference.qualify(node.func))
-            for i, arg in enumerate(node.args):
-                if (arg.keyword.value if arg.keyword else i) in sizes:  # the argument, or each size it lists
-                    host.update(id(v) for v in (arg.value, *(e.value for e in getattr(arg.value, "elements", ()))))
+            host.update(_size_values(node, facts.inference.qualify(node.func)))
             operands = [op for op in operands if id(op) not in host]
         if not operands:
             return frozenset()
@@ -330,8 +327,14 @@ _SIZE_ARGUMENTS = {
 }
 
 
-def _size_arguments(call: cst.Call, qualified: Optional[str]) -> tuple[object, ...]:
-    return _SIZE_ARGUMENTS.get(qualified or "", ())
+def _size_values(call: cst.Call, qualified: Optional[str]) -> set[int]:
+    """The ids of `call`'s size arguments and of each size they list (`(0, self.n - k)`)."""
+    sizes = _SIZE_ARGUMENTS.get(qualified or "", ())
+    found: set[int] = set()
+    for position, arg in enumerate(call.args):
+        if (arg.keyword.value if arg.keyword is not None else position) in sizes:
+            found.update(id(v) for v in (arg.value, *(e.value for e in getattr(arg.value, "elements", ()))))
+    return found
 
 
 _HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"))

@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.flow import locals_always
 
 Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
@@ -104,24 +104,13 @@ def scalar_names(func: cst.FunctionDef) -> frozenset[str]:
         if (p.annotation is not None and isinstance(p.annotation.annotation, cst.Name) and p.annotation.annotation.value in ("float", "int", "bool"))
         or (p.default is not None and _is_scalar(p.default))
     }
-    verdicts: dict[str, bool] = {}
-    for assign in nodes_of(func.body, cst.Assign):
-        for target in assign.targets:
-            if isinstance(target.target, cst.Name):
-                name = target.target.value
-                verdicts[name] = verdicts.get(name, True) and _number_expression(assign.value)
-    return frozenset(found | {name for name, ok in verdicts.items() if ok and name not in found})
+    return frozenset(found) | locals_always(func, _number_expression)
 
 
 def vector_names(func: cst.FunctionDef, qualify: Qualify) -> frozenset[str]:
     """The locals every assignment of which builds a 1-D tensor (`mean = torch.linspace(0, 9, k)`)."""
-    scalars, verdicts = scalar_names(func), dict[str, bool]()
-    for assign in nodes_of(func.body, cst.Assign):
-        for target in assign.targets:
-            if isinstance(target.target, cst.Name):
-                name = target.target.value
-                verdicts[name] = verdicts.get(name, True) and _one_dim_factory(assign.value, qualify, scalars)
-    return frozenset(name for name, ok in verdicts.items() if ok)
+    scalars = scalar_names(func)
+    return locals_always(func, lambda value: _one_dim_factory(value, qualify, scalars))
 
 
 # Factories whose result is 1-D whatever their arguments are.

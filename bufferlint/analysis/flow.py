@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional, Sequence, cast
+from typing import Callable, Iterator, Optional, Sequence, cast
 
 import libcst as cst
 
@@ -82,6 +82,19 @@ def _child_suites_of_if(node: cst.If) -> Iterator[cst.BaseSuite]:
         yield from _child_suites_of_if(orelse)
     elif isinstance(orelse, cst.Else):
         yield orelse.body
+
+
+def locals_always(func: cst.FunctionDef, test: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
+    """The locals of `func` every plain assignment of which (`name = value`, anywhere in its body)
+    assigns a value that passes `test`."""
+    verdicts: dict[str, bool] = {}
+    for assign in iter_nodes(func.body):
+        if type(assign) is cst.Assign:
+            for target in assign.targets:  # type: ignore[attr-defined]
+                if type(target.target) is cst.Name:
+                    name = target.target.value
+                    verdicts[name] = verdicts.get(name, True) and test(assign.value)  # type: ignore[attr-defined]
+    return frozenset(name for name, ok in verdicts.items() if ok)
 
 
 def exclusive_branches(first: StatementSite, second: StatementSite) -> bool:

@@ -252,9 +252,8 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
     for word in _declared_words(tree, package):
         if total.get(word, 0) > 0:
             total[word] -= 1
-    docstring_rows: set[int] = set()
+    docstring_rows = set(_docstring_lines(tree))
     for node in _docstrings(tree):
-        docstring_rows.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         for word in _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")):
             if total.get(word, 0) > 0:
                 total[word] -= 1
@@ -1052,13 +1051,7 @@ def _first_line(pattern: "re.Pattern[bytes]", source: bytes, tree: Optional[ast.
 
 
 def _docstring_lines(tree: ast.Module) -> frozenset[int]:
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        first = body[0] if isinstance(body, list) and body else None
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-            lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    return frozenset(lines)
+    return frozenset(line for node in _docstrings(tree) for line in range(node.lineno, (node.end_lineno or node.lineno) + 1))
 
 
 def _line_of(source: bytes, offset: int) -> int:
