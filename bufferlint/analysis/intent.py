@@ -16,7 +16,9 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.grad import asks_for_grad
+from bufferlint.analysis.moved_attrs import called_attributes
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.named_device import fixed_device_names, on_named_device
 from bufferlint.analysis.tensors import Scope
@@ -492,14 +494,19 @@ def _on_own_device(assignment: AttrAssignment) -> bool:
 
 
 def _guarded_by_itself(assignment: AttrAssignment) -> bool:
-    """Inside a test of the attribute itself (`if self.k is None:`) or of `hasattr()`."""
-    me, attr = assignment.scope.self_name, assignment.attr
+    """Inside a test of the attribute itself (`if self.k is None:`) or of `hasattr(self, ...)`."""
+    me, attr, line = assignment.scope.self_name, assignment.attr, assignment.site.line
     for node in iter_nodes(assignment.site.top):
         if isinstance(node, (cst.If, cst.While)) and (
-            _mentions_self_attr(node.test, me, attr) or any(is_name(c.func, "hasattr") for c in nodes_of(node.test, cst.Call))
-        ):
+            _mentions_self_attr(node.test, me, attr) or any(_asks_self(c, me) for c in nodes_of(node.test, cst.Call))
+        ) and any(n is line for n in iter_nodes(node)):
             return True
     return False
+
+
+def _asks_self(call: cst.Call, me: Optional[str]) -> bool:
+    """`hasattr(self, ...)`: a test of what the instance holds (not of another object)."""
+    return is_name(call.func, "hasattr") and bool(call.args) and me is not None and is_name(call.args[0].value, me)
 
 
 def _module_state(info: ClassInfo) -> frozenset[str]:
@@ -511,23 +518,20 @@ def _module_state(info: ClassInfo) -> frozenset[str]:
 
 
 def _called_like_modules(info: ClassInfo) -> set[str]:
-    """Attributes built while constructing by a call the analysis cannot type (a factory from a
-    spec: `self.core = spec.core(config=...)`) that a later method calls like a module
-    (`self.core(q, k, v)`): submodules in all but name, their state lives with the module."""
-    init_time = init_time_methods(info)
-    built = {
-        a.attr for a in info.assignments
-        if a.kind is ValueKind.OTHER and a.method.name.value in init_time and isinstance(a.value, cst.Call)
-    }
+    """Attributes built while constructing (by the class or a base of this file) by a call the
+    analysis cannot type (a factory from a spec: `self.core = spec.core(config=...)`) that a
+    method uses like a module (`self.core(q, k, v)`, `apply_module(self.core)(q)`): submodules
+    in all but name, their state lives with the module."""
+    built: set[str] = set()
     called: set[str] = set()
-    for name, func in info.methods.items():
-        if name in init_time or not built:
-            continue
-        me = self_name(func)
-        for call in nodes_of(func.body, cst.Call):
-            if _is_self_attr(call.func, me) and call.func.attr.value in built:  # type: ignore[attr-defined]
-                called.add(call.func.attr.value)  # type: ignore[attr-defined]
-    return called - set(info.methods)
+    for owner in (info, *info.ancestors()):
+        init_time = init_time_methods(owner)
+        built.update(
+            a.attr for a in owner.assignments
+            if a.kind is ValueKind.OTHER and a.method.name.value in init_time and isinstance(a.value, cst.Call)
+        )
+        called |= called_attributes(owner)
+    return (built & called) - set(info.methods)
 
 
 def _placed(assignment: AttrAssignment, state: frozenset[str] = frozenset()) -> bool:
@@ -727,10 +731,53 @@ def _kept_on_host(info: ClassInfo, attr: str, defining: Optional[AttrAssignment]
             if name in init_time and owner is info:
                 continue
             me = self_name(func)
+            host_locals = _host_built_locals(func)
             for site in iter_sites(func):
                 if _mentions_self_attr(site.small, me, attr) and _brings_to_host(site.small, me, attr):
                     return f"{name}() brings values to the CPU to use with it: it is kept on the host on purpose"
+                if _filled_into(site.small, host_locals) and _mentions_self_attr(site.small, me, attr):
+                    return f"{name}() copies its values into a tensor it builds on the CPU: it is used on the host on purpose"
     return None
+
+
+# torch factories whose result, without `device=`, is a tensor on the host
+_HOST_FACTORIES = frozenset("Tensor FloatTensor LongTensor DoubleTensor zeros ones empty full".split())
+
+
+def _host_built_locals(func: cst.FunctionDef) -> frozenset[str]:
+    """Locals built with a torch factory and no `device=` (`w = torch.Tensor(n)`) and otherwise
+    only rebound to what their own methods return (`w = w.mul(s)`): tensors on the host."""
+    verdicts: dict[str, bool] = {}
+    for assign in nodes_of(func.body, cst.Assign):
+        for target in assign.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                ok = _host_factory_call(assign.value) if name not in verdicts else _own_method_result(assign.value, name)
+                verdicts[name] = verdicts.get(name, True) and ok
+    return frozenset(name for name, ok in verdicts.items() if ok)
+
+
+def _host_factory_call(value: cst.BaseExpression) -> bool:
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and is_name(value.func.value, "torch")
+        and value.func.attr.value in _HOST_FACTORIES and not any(a.keyword is not None and a.keyword.value == "device" for a in value.args)
+    )
+
+
+def _own_method_result(value: cst.BaseExpression, name: str) -> bool:
+    """`w.mul(s)`, `w.float()`: computed from the local on its own device (not `.to()`/`.cuda()`)."""
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and is_name(value.func.value, name)
+        and value.func.attr.value not in ("to", "cuda", "type_as")
+    )
+
+
+def _filled_into(small: cst.BaseSmallStatement, host_locals: frozenset[str]) -> bool:
+    """`w[i] = <value>` with `w` one of `host_locals`: the value is copied into a host tensor."""
+    return isinstance(small, cst.Assign) and any(
+        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and t.target.value.value in host_locals
+        for t in small.targets
+    )
 
 
 def _brings_to_host(node: cst.CSTNode, me: Optional[str], attr: str) -> bool:
@@ -750,6 +797,56 @@ def _to_host(node: cst.CSTNode) -> bool:
     return node.func.attr.value == "to" and any(
         isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "cpu" for a in node.args
     )
+
+
+def _pinned_and_placed_once(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """A table built in `__init__` with its dtype set on purpose (`dtype=torch.float32`) that the
+    class moves itself, only behind a test of its own placement and to a device the program
+    picks rather than the input's (`if self.f.device.type == "cpu": self.f = self.f.to(
+    torch.cuda.current_device())`): kept out of the buffers so that `.half()` leaves it alone,
+    and placed once by design. (Moved to the input's device, it stays a finding.)"""
+    if defining is None or defining.value is None or not defining.in_init or dtype_pin(defining.value, dotted_name) is None:
+        return None
+    init_time = init_time_methods(info)
+    moves = [
+        (name, call) for name in method_reads(info).readers.get(attr, ()) if name not in init_time
+        for call in _moves_of(info.methods[name], attr)
+    ]
+    if not moves or not all(_placed_once(info.methods[name], attr, call) for name, call in moves):
+        return None
+    return f"{moves[0][0]}() places it once, on a device the program picks, and its dtype is kept on purpose"
+
+
+def _moves_of(func: cst.FunctionDef, attr: str) -> Iterator[cst.Call]:
+    me = self_name(func)
+    for call in nodes_of(func.body, cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and _is_self_attr(call.func.value, me, attr):
+            yield call
+
+
+def _placed_once(func: cst.FunctionDef, attr: str, call: cst.Call) -> bool:
+    """`self.<attr> = self.<attr>.to(<program device>)` inside `if <its placement>:`."""
+    me = self_name(func)
+    inputs = _input_names(func)
+    if me is None or _reads_self_or(call.args, me, inputs):
+        return False
+    for site in iter_sites(func):
+        small = site.small
+        if isinstance(small, cst.Assign) and small.value is call and any(_is_self_attr(t.target, me, attr) for t in small.targets):
+            return isinstance(site.top, cst.If) and site.nested and attr in set(_placements_compared_in(site.top.test, me))
+    return False
+
+
+def _reads_self_or(args: Sequence[cst.Arg], me: str, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and (n.value == me or n.value in names) for arg in args for n in iter_nodes(arg.value))
+
+
+def _placements_compared_in(test: cst.BaseExpression, me: Optional[str]) -> Iterator[str]:
+    for comparison in nodes_of(test, cst.Comparison):
+        yield from _placements_compared(comparison, me)
+    for node in nodes_of(test, cst.Attribute):
+        if node.attr.value == "is_cuda" and _is_self_attr(node.value, me):
+            yield node.value.attr.value  # type: ignore[attr-defined]
 
 
 def _placed_by_choice(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -900,5 +997,5 @@ def given_device(info: ClassInfo) -> Optional[str]:
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _kept_on_host,
-    _placed_by_choice, _caller_placed,
+    _placed_by_choice, _caller_placed, _pinned_and_placed_once,
 )

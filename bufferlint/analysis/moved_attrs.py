@@ -59,7 +59,8 @@ def _is_container(value: cst.BaseExpression) -> bool:
 def called_attributes(info: ClassInfo) -> frozenset[str]:
     """Attributes some method uses as a module: calls (`self.a(x)`, `self.a[k](x)`, the moved copy
     `self.a.to(x.device)(x)`), asks for what only a module has (`self.a.parameters()`,
-    `self.a.to(d).forward(x)`), or assigns from such a method (`self.a = model.eval()`)."""
+    `self.a.to(d).forward(x)`), calls what a wrapper makes of it (`apply_module(self.a)(x)`), or
+    assigns from such a method (`self.a = model.eval()`)."""
     called: set[str] = set()
     for func in info.methods.values():
         me = self_name(func)
@@ -68,6 +69,8 @@ def called_attributes(info: ClassInfo) -> frozenset[str]:
             if isinstance(callee, cst.Attribute) and callee.attr.value in _MODULE_METHODS:
                 callee = callee.value
             attr = _attr_root(_unmoved(callee), me)
+            if attr is None and isinstance(callee, cst.Call) and len(callee.args) == 1 and callee.args[0].keyword is None:
+                attr = _attr_root(callee.args[0].value, me)  # `wrap(self.a)(x)`
             if attr is not None:
                 called.add(attr)
     for assignment in info.assignments:

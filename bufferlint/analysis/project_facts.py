@@ -1284,10 +1284,19 @@ class ProjectFacts:
                 index.setdefault(base, []).append(name)
         return index
 
+    def held_outside(self, name: str, module: str) -> bool:
+        """Whether a class of a module other than `module` instantiates a class called `name`
+        into an attribute."""
+        return bool(self._holding_modules.get(name, frozenset()) - {module})
+
     @cached_property
-    def held_classes(self) -> frozenset[str]:
-        """Names of the classes that some class of the project instantiates into an attribute."""
-        return frozenset(name for facts in self.classes.values() for name in facts.holds)
+    def _holding_modules(self) -> dict[str, frozenset[str]]:
+        """For each class name, the modules whose classes instantiate it into an attribute."""
+        found: dict[str, set[str]] = {}
+        for qualified, facts in self.classes.items():
+            for name in facts.holds:
+                found.setdefault(name, set()).add(self.module_of.get(qualified, ""))
+        return {name: frozenset(modules) for name, modules in found.items()}
 
     def is_module_class(self, qualified: str) -> bool:
         """Whether the project class `qualified` derives from `torch.nn.Module` (through project

@@ -31,19 +31,48 @@ class Unmoved:
 def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     """None when the module is moved by whoever uses it: it holds parameters, buffers or
     submodules (in the class or its bases), so it must be moved to run at all. A module without
-    any is moved only when another module holds it (then the fix is unsafe), else never (no fix)."""
+    any is moved only when another module holds it (then the fix is unsafe), else never (no fix).
+    Being held by modules of this file that hold nothing either proves no move: the holder is
+    in the same position (a loss holding a stateless target assigner)."""
     info, analysis = attributes.info, attributes.analysis
+    if _moved_to_run(info, analysis):
+        return None
+    holders = _holders(info, analysis)
+    if holders is None or not all(_never_moved(h, analysis, {id(info)}) for h in holders):
+        return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any: it may move only with the modules that hold it, so its standalone uses may still need the move", False)
+    held = f", and only {', '.join(sorted({h.name for h in holders}))} of this file, which holds none either, holds it" if holders else ", and no module of the run holds one"
+    return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any{held}: a caller may run it without moving it, so the per-call move may be all that places the tensor", True)
+
+
+def _moved_to_run(info: ClassInfo, analysis: FileAnalysis) -> bool:
+    """It holds state (itself, through a base in any file, or a module it is given): whoever
+    runs it has to move it."""
     for owner in (info, *info.ancestors()):
         if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}):
-            return None
+            return True
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
-        return None
-    if _keeps_given_module(attributes):
-        return None
-    if info.name in _held_here(analysis) or info.name in analysis.project.held_classes:
-        return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any: it may move only with the modules that hold it, so its standalone uses may still need the move", False)
-    return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any, and no module of the run holds one: nothing is known to move it, so the per-call move is what places the tensor", True)
+        return True
+    return _keeps_given_module(info, analysis)
+
+
+def _holders(info: ClassInfo, analysis: FileAnalysis) -> Optional[list[ClassInfo]]:
+    """The module classes of this file that hold `info`; None when a class of another file may
+    hold it too (by name: what it holds there is not read here)."""
+    here = [c for c in analysis.module_classes if info.name in _holds(c)]
+    return None if analysis.project.held_outside(info.name, analysis.module_name) else here
+
+
+def _never_moved(holder: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:
+    """Nothing proves that `holder` is moved: it holds no state and is held only by such
+    classes of this file, or by none."""
+    if id(holder) in seen:
+        return True
+    seen.add(id(holder))
+    if _moved_to_run(holder, analysis):
+        return False
+    holders = _holders(holder, analysis)
+    return holders is not None and all(_never_moved(h, analysis, seen) for h in holders)
 
 
 def _stateful_submodule(owner: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:
@@ -80,12 +109,12 @@ def _own_state(owner: ClassInfo) -> bool:
     return bool(owner.parameters or owner.registered_buffers) or any(_holds_tensors(b) for b in owner.qualified_bases)
 
 
-def _keeps_given_module(attributes: ClassAttributes) -> bool:
+def _keeps_given_module(info: ClassInfo, analysis: FileAnalysis) -> bool:
     """A submodule the per-file pass does not know as one: a module class of another file built
     into an attribute (`self.conv = convolutional_network.ConvolutionalNetwork(...)`), or
     `def __init__(self, net: ModelBase): self.net = net` with the annotation naming a module
     class. The class holds it, so whoever runs it moves it too."""
-    info, analysis, resolver = attributes.info, attributes.analysis, attributes.analysis.resolver
+    resolver = analysis.resolver
     init = info.init
     if init is None:
         return False
@@ -109,11 +138,10 @@ def _holds_tensors(base: Optional[str]) -> bool:
     return torch_api.is_layer_base(base) and base is not None and base.rpartition(".")[2] not in torch_api.STATELESS_LAYERS
 
 
-def _held_here(analysis: FileAnalysis) -> frozenset[str]:
-    """Classes that the module classes of this file instantiate into their attributes."""
+def _holds(holder: ClassInfo) -> frozenset[str]:
+    """Classes that `holder` instantiates into its attributes, by their last name."""
     names: set[str] = set()
-    for info in analysis.module_classes:
-        for assignment in info.assignments:
-            if assignment.kind is ValueKind.MODULE and assignment.value is not None:
-                names.update(dotted(call.func).rpartition(".")[2] for call in nodes_of(assignment.value, cst.Call))
+    for assignment in holder.assignments:
+        if assignment.kind is ValueKind.MODULE and assignment.value is not None:
+            names.update(dotted(call.func).rpartition(".")[2] for call in nodes_of(assignment.value, cst.Call))
     return frozenset(names)
