@@ -76,7 +76,8 @@ class AttributeMovedInForward(Rule):
        such as `nn.Dropout()` or `nn.MSELoss()` holds none, a module class of another file or a
        constructor argument annotated with one counts). A module without any is moved only by a
        module that holds it: when one of the run does, the fix is unsafe (a standalone use still
-       needs the move); when none does, no fix.
+       needs the move); when none does, or only modules of its file that hold nothing either
+       (a loss holding a stateless assigner, which callers run without moving), no fix.
     2. Nothing but construction gives the attribute its tensor: another method assigning it
        makes the fix unsafe (that tensor may not be on the module's device).
     3. The move targets the input's or the module's device; a device the rule cannot place
