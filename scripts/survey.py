@@ -475,12 +475,23 @@ FRESH31 = _repositories("""
     facebookresearch/flow_matching twitter/the-algorithm-ml AmazingDD/daisyRec
     ContinualAI/avalanche Harry24k/adversarial-attacks-pytorch VainF/Torch-Pruning
 """)
+FRESH32 = _repositories("""
+    karpathy/nanochat ultralytics/yolov3 openai/spinningup kakaobrain/fast-autoaugment MhLiao/DB
+    ts-kim/RevIN NVIDIA/tao_pytorch_backend P-R-N-D/ENN-PyTorch adammanoogian/dcm_pytorch
+    ChenKaiXuSan/Gymnastics_PyTorch meta-pytorch/attention-gym
+    ewoprager/grangeat-2d-3d-register-pytorch PjuralSzymon/growingNN_pytorch
+    thu-pacman/ChituDiffusion bentang18/spatialconv_neural_speech_decoding
+    tomn681/Flow-Matching-and-Diffusion-Models phykn/diffusion-gan3d Victor-Xiaoyu-Ye/VggAE_Diffusion
+    mesolitica/malaya-speech quic/efficient-transformers kvcache-ai/ktransformers
+    qbit-glitch/unsupervised_panoptic_segmentation cdenn016/V3_Transformer pytorch/ao
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
+    "fresh32": FRESH32,
 }
 
 
