@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--fixable", type=_codes, help="codes whose fixes --fix may apply (replaces `fixable`; default: all)")
     rules.add_argument("--unfixable", type=_codes, default=(), help="codes whose findings are reported without a fix")
     rules.add_argument("--ignore-noqa", action="store_true", help="report findings even where `# noqa` suppresses them")
+    rules.add_argument(
+        "--check-tests", action="store_true", default=None,
+        help="also report device findings in tests and benchmarks (tests/, test_*.py), which are skipped by default",
+    )
     files = parser.add_argument_group("file selection")
     files.add_argument("--exclude", type=_codes, help="gitignore-style patterns to skip (replaces `exclude`)")
     files.add_argument("--extend-exclude", type=_codes, default=(), help="patterns to skip on top of `exclude`")
@@ -167,6 +171,7 @@ def _flags(args: argparse.Namespace) -> Overrides:
         unsafe_fixes=args.unsafe_fixes,
         module_bases=args.module_bases,
         ignore_noqa=args.ignore_noqa,
+        check_tests=args.check_tests,
         fixable=args.fixable,
         unfixable=args.unfixable,
     )

@@ -41,6 +41,8 @@ class Settings:
     # (gitignore-style pattern relative to the project root, codes): see bufferlint.filters.
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default_factory=tuple)
     ignore_noqa: bool = False  # report findings even where `# noqa` suppresses them
+    # device findings in tests and benchmarks (`tests/`, `test_*.py`): off unless asked for
+    check_tests: bool = False
     fixable: Optional[tuple[str, ...]] = None  # rules whose fixes are offered (None: all)
     unfixable: tuple[str, ...] = ()  # rules whose findings are reported without a fix
     # What the other files of the run say (project_facts.py): part of the cache key through repr().
@@ -118,11 +120,11 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
 KNOWN_KEYS = frozenset(
     """
     select ignore extend-select exclude extend-exclude per-file-ignores unsafe-fixes module-bases
-    force-exclude respect-gitignore fixable unfixable verify
+    force-exclude respect-gitignore fixable unfixable verify check-tests
     """.split()
 )
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "module-bases", "fixable", "unfixable")
-_BOOL_KEYS = ("unsafe-fixes", "force-exclude", "respect-gitignore")
+_BOOL_KEYS = ("unsafe-fixes", "force-exclude", "respect-gitignore", "check-tests")
 _CODE_KEYS = ("select", "ignore", "extend-select", "fixable", "unfixable")
 
 
@@ -239,6 +241,7 @@ class Overrides:
     ignore_noqa: bool = False
     fixable: Optional[tuple[str, ...]] = None
     unfixable: tuple[str, ...] = ()
+    check_tests: Optional[bool] = None
 
 
 def build_settings(config: FileConfig, flags: Overrides) -> Settings:
@@ -257,6 +260,7 @@ def build_settings(config: FileConfig, flags: Overrides) -> Settings:
         ignore_noqa=flags.ignore_noqa,
         fixable=flags.fixable if flags.fixable is not None else (None if config.get("fixable") is None else tuple(config.get("fixable"))),
         unfixable=_list(config, "unfixable") + flags.unfixable,
+        check_tests=flags.check_tests if flags.check_tests is not None else bool(config.get("check-tests", False)),
     )
     # unknown selectors on the command line fail here, before any file is read
     settings.enabled_rules()

@@ -73,6 +73,7 @@ class FileConfigs:
             f"extend-select: {list(settings.extend_select)}",
             f"ignore: {list(settings.ignore)}",
             f"unsafe-fixes: {str(settings.unsafe_fixes).lower()}",
+            f"check-tests: {str(settings.check_tests).lower()}",
             f"module-bases: {list(settings.module_bases)}",
             f"exclude: {list(file_filter.patterns)}",
             f"force-exclude: {str(file_filter.force_exclude).lower()}",

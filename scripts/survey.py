@@ -485,13 +485,22 @@ FRESH32 = _repositories("""
     mesolitica/malaya-speech quic/efficient-transformers kvcache-ai/ktransformers
     qbit-glitch/unsupervised_panoptic_segmentation cdenn016/V3_Transformer pytorch/ao
 """)
+# The same round's second half: thirty more repositories never used before, linted with the same code.
+FRESH32B = _repositories("""
+    timmeinhardt/trackformer Beckschen/TransUNet 282857341/nnFormer DiffEqML/torchdyn lucidrains/DALLE-pytorch
+    openpifpaf/openpifpaf fastnlp/fastNLP CnybTseng/JDE JackWoo0831/DistMOT santi-pdp/spentk
+    slp-rl/SC-PhASE open-mmlab/mmcv tristandeleu/pytorch-meta QData/TextAttack gusye1234/LightGCN-PyTorch
+    clovaai/donut HuCaoFighting/Swin-Unet xingyizhou/CenterNet2 PeizeSun/TransTrack NVIDIA/apex
+    Jingkang50/OpenOOD apchenstu/TensoRF Totoro97/NeuS Kaixhin/Rainbow Thinklab-SJTU/Crossformer
+    FangShancheng/ABINet kaituoxu/Conv-TasNet 4uiiurz1/pytorch-nested-unet sxyu/svox2 RexYing/gnn-model-explainer
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
-    "fresh32": FRESH32,
+    "fresh32": FRESH32, "fresh32b": FRESH32B,
 }
 
 

@@ -804,3 +804,28 @@ def test_a_module_a_holder_keeps_in_float32(holder: str, fix: str, tmp_path: Pat
     assert _summary(findings) == [("layers.py", 8, "BUF001", fix)]
     if fix == "none":
         assert "back to float32 after Model is cast to half" in findings[0]["message"]
+
+
+def test_tests_and_benchmarks_have_no_device_findings_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same decoder in `tests/`, `test_*.py` and `benchmarks/` reports nothing by default (a test
+    builds its modules on the device it tests); `--check-tests` and `check-tests = true` bring the
+    findings back, the same as in the package."""
+    source = (Path(__file__).parent.parent / "fixtures" / "trust" / "decoder_onnx.py").read_text()
+    files = {
+        "pkg/__init__.py": "", "pkg/decoder.py": source, "tests/test_decoder.py": source,
+        "pkg/test_utils.py": source, "benchmarks/decoder.py": source,
+    }
+
+    def by_file(root: Path, *extra: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for finding in _findings(capsys, root, *extra):
+            found.setdefault(Path(finding["filename"]).relative_to(root).as_posix(), []).append(finding["code"])
+        return found
+
+    expected = ["BUF010", "BUF001", "BUF011", "BUF011"]
+    root = _project(tmp_path / "default", files)
+    assert by_file(root) == {"pkg/decoder.py": expected}
+    everywhere = {path: expected for path in files if path.endswith("decoder.py") or path.endswith("_utils.py")}
+    assert by_file(root, "--check-tests") == everywhere
+    configured = _project(tmp_path / "configured", {**files, "pyproject.toml": "[tool.bufferlint]\ncheck-tests = true\n"})
+    assert by_file(configured) == everywhere

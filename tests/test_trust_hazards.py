@@ -87,6 +87,19 @@ def test_registering_a_complex_table_loses_its_imaginary_part_under_a_cast(tmp_p
     assert load_text(text, tmp_path).Rotary(4).to(torch.bfloat16).freqs.is_complex()
 
 
+def test_registering_a_float8_codebook_lets_half_cast_it_out_of_float8(tmp_path: Path) -> None:
+    """The naive rewrite of fixtures/trust/float8_table.py: `.half()` turns the buffer into float16
+    (the plain attribute stays float8): a kernel that reads float8 codes no longer gets them, and
+    the table takes twice the memory."""
+    text = _source("float8_table.py")
+    line = "        self.codebook = torch.linspace(-1.0, 1.0, size).to(torch.float8_e4m3fn)"
+    original = load_text(text, tmp_path).Float8Codebook(16).half()
+    naive = _naive(text, line, _register(line), tmp_path).Float8Codebook(16).half()
+    assert original.codebook.dtype == torch.float8_e4m3fn
+    assert naive.codebook.dtype == torch.float16
+    assert naive.codebook.element_size() == 2 * original.codebook.element_size()
+
+
 def _device_errors(module: ModuleType, cls: str, x: torch.Tensor) -> list[str]:
     torch.manual_seed(0)
     model = getattr(module, cls)()

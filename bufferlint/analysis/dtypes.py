@@ -22,7 +22,8 @@ from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.walk import nodes_of
 
 _COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
-_PINNED_DTYPES = frozenset("float32 float64 float double".split())
+# float8 tables (quantized weights) are floating point too: `.half()` would cast them as well
+_PINNED_DTYPES = frozenset("float32 float64 float double float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu".split())
 _PINNING_METHODS = frozenset(("double",))
 # Typed constructors name their dtype as plainly as `dtype=` does.
 _PINNING_CONSTRUCTORS = frozenset("torch.FloatTensor torch.DoubleTensor torch.cuda.FloatTensor torch.cuda.DoubleTensor".split())

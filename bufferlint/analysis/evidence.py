@@ -245,10 +245,11 @@ class _Reader:
             operands = self._passed_along(node)
         if operands and isinstance(node, cst.Call):
             host = {id(node.args[i].value) for i in _host_only_arguments(facts, node) if i < len(node.args)}
-            # `x.view(b, *self.shape)`: unpacked into a call that takes sizes, a tensor hands over
-            # its elements, read as ints (another call would get its rows, tensors like it)
+            # `x.view(b, *self.shape)`, `x.reshape(b, n, self.dim_head)`: a call that takes sizes
+            # reads a tensor given there (unpacked, or a 0-dim one) as ints (another call would
+            # get its rows, tensors like it)
             if _takes_sizes(node):
-                host.update(id(arg.value) for arg in node.args if arg.star)
+                host.update(id(arg.value) for arg in _size_positions(node))
             host.update(_size_values(node, facts.inference.qualify(node.func)))
             operands = [op for op in operands if id(op) not in host]
         if not operands:
@@ -308,6 +309,15 @@ _SIZE_CALLS = frozenset(
     "view reshape expand repeat permute tile new_zeros new_ones new_empty new_full "
     "zeros ones empty full rand randn randint Size".split()
 )
+
+
+def _size_positions(call: cst.Call) -> list[cst.Arg]:
+    """The positional arguments of a call that takes sizes that are sizes (`full(size, fill)`:
+    only the first)."""
+    positional = [arg for arg in call.args if arg.keyword is None]
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return positional[:1] if name in ("full", "new_full") else positional
 
 
 def _takes_sizes(call: cst.Call) -> bool:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
-
 from functools import cached_property
 from typing import Iterable, Mapping, Optional, Union
 
@@ -23,6 +23,9 @@ from bufferlint.source import ascii_spelled, line_starts, parse
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
 from bufferlint.analysis.walk import nodes_of
+
+# folders that hold tests or benchmarks even when they are no package (`tests/helpers.py`)
+_TEST_FOLDERS = frozenset(("test", "tests", "testing", "benchmark", "benchmarks"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -201,8 +204,9 @@ class FileAnalysis:
     @cached_property
     def is_test(self) -> bool:
         """A test or benchmark module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`,
-        `benchmarks/`, `benchmark_*.py`)."""
-        return is_test_module(self.module_name)
+        `benchmarks/`, `benchmark_*.py`), also in a folder that is no package (`tests/helpers.py`)."""
+        folder = os.path.basename(os.path.dirname(os.path.abspath(self.filename)))
+        return is_test_module(self.module_name) or folder in _TEST_FOLDERS
 
     @cached_property
     def export_format(self) -> Optional[str]:

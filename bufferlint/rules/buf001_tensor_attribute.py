@@ -116,8 +116,8 @@ class TensorAttribute(Rule):
        (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
        imaginary part), not bucket boundaries of `torch.bucketize`, no dtype set on purpose,
-       such as `dtype=torch.float32` or `torch.FloatTensor(...)`, and not in a module that a
-       holder in any file puts back in float32 after casting itself to half (`def half(self):
+       such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)`,
+       and not in a module that a holder in any file puts back in float32 after casting itself to half (`def half(self):
        super().half(); self.kernel = self.kernel.float()`: the plain tensor stays exact, a buffer
        would be rounded first) (no fix); not compared with data as thresholds
        (`g >= self.edges[:-1]`: `.half()` would round the edges and move values across them;
@@ -144,6 +144,7 @@ class TensorAttribute(Rule):
     code = "BUF001"
     name = "tensor-attribute"
     skips_export_files = True
+    skips_test_files = True
     summary = "Tensor attribute is not registered: .to()/.cuda() leave it behind"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:

@@ -97,6 +97,7 @@ class AttributeMovedInForward(Rule):
     code = "BUF002"
     name = "attribute-moved-in-forward"
     skips_export_files = True
+    skips_test_files = True
     summary = "Attribute moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:

@@ -121,6 +121,7 @@ class ConstantRebuiltInForward(Rule):
     code = "BUF003"
     name = "constant-rebuilt-in-forward"
     skips_export_files = True
+    skips_test_files = True
     summary = "Constant tensor rebuilt and moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:

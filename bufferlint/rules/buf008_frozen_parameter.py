@@ -117,6 +117,7 @@ class FrozenParameterRule(Rule):
     name = "frozen-parameter"
     summary = "nn.Parameter with requires_grad=False is a constant: register it as a buffer"
     triggers = ("Parameter",)
+    skips_test_files = True
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         unfreezing: Optional[Unfreezing] = None

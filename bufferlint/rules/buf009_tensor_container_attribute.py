@@ -58,6 +58,7 @@ class TensorContainerAttribute(Rule):
     code = "BUF009"
     name = "tensor-container-attribute"
     skips_export_files = True
+    skips_test_files = True
     summary = "Tensors inside a list/tuple/dict attribute are never moved with the module"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:

@@ -60,6 +60,7 @@ class ClassLevelTensor(Rule):
     code = "BUF010"
     name = "class-level-tensor"
     skips_export_files = True
+    skips_test_files = True
     default_enabled = False
     summary = "Class-level tensor: shared by all instances and never moved"
 

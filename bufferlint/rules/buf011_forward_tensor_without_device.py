@@ -68,6 +68,7 @@ class ForwardTensorWithoutDevice(Rule):
     code = "BUF011"
     name = "forward-tensor-without-device"
     skips_export_files = True
+    skips_test_files = True
     default_enabled = False
     summary = "Tensor built in forward without device= is used with inputs"
 
