@@ -362,3 +362,17 @@ def test_a_meta_learning_layer_trains_its_buffers_through_its_leaves(tmp_path: P
     as_parameter = torch.nn.Linear(3, 2)
     with pytest.raises(TypeError, match="cannot assign"):
         as_parameter.weight = layer.weight
+
+
+def test_a_list_of_registered_parameters_follows_the_module_and_a_list_of_tables_does_not(tmp_path: Path) -> None:
+    """fixtures/trust/parameter_references.py: `.double()` converts the parameters in place, so the
+    list still points at them, converted; the built tables in the other list stay float32."""
+    module = load_text(_source("parameter_references.py"), tmp_path)
+    fused = module.FusedBottleneck().double()
+    assert [w.dtype for w in fused.weights] == [torch.float64] * 3
+    assert fused.weights[0] is fused.conv1.weight and fused.weights[2] is fused.downsample[0].weight
+    fused(torch.randn(2, 4, 6, 6, dtype=torch.float64))
+    bank = module.WindowBank().double()
+    assert [w.dtype for w in bank.windows] == [torch.float32] * 2
+    with pytest.raises(RuntimeError):
+        bank(torch.randn(2, 4, 6, 6, dtype=torch.float64))

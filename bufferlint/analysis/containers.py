@@ -16,9 +16,10 @@ from typing import Optional
 import libcst as cst
 
 from bufferlint.analysis import torch_api
-from bufferlint.analysis.classes import tensor_params
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, tensor_params
 from bufferlint.analysis.flow import iter_sites, self_name
 from bufferlint.analysis.tensors import Scope, TensorInference, positional_count, track_locals
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # torch functions and tensor methods that return a tuple of tensors.
 SPLITTING_FUNCTIONS = frozenset(
@@ -192,3 +193,40 @@ class MethodContainers:
         holds = self.containers.holds(item, self.scope, self.local)
         if holds is not None:
             self.local[key] = Contents(self.empty[key], holds)
+
+
+# what a submodule registers as its parameters, read through the attribute that holds it
+_LAYER_PARAMETERS = frozenset(("weight", "bias"))
+
+
+def registered_parameters_only(info: ClassInfo, assignment: AttrAssignment) -> bool:
+    """`self.w_conv = [self.conv1.weight, self.conv2.weight]` (and what the method appends to it
+    the same way): references to parameters the module registers, which `.to()`, `.cuda()` and
+    `.half()` convert in place, so the list keeps pointing at the moved tensors."""
+    value, me = assignment.value, assignment.scope.self_name
+    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements or me is None:
+        return False
+    items = [e.value for e in value.elements]
+    for call in nodes_of(assignment.method.body, cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and _own_attribute(func.value, me) == assignment.attr:
+            items.extend(a.value for a in call.args)
+    return all(_parameter_reference(item, info, me) for item in items)
+
+
+def _parameter_reference(node: cst.BaseExpression, info: ClassInfo, me: str) -> bool:
+    """`self.<registered parameter>` or `self.<layer>.weight` / `self.<layers>[0].bias`."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    own = _own_attribute(node, me)
+    if own is not None:
+        return own in info.parameters
+    root: cst.BaseExpression = node.value
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    return node.attr.value in _LAYER_PARAMETERS and isinstance(root, cst.Name) and root.value == me
+
+
+def _own_attribute(node: cst.BaseExpression, me: str) -> Optional[str]:
+    """`self.<name>` -> name."""
+    return node.attr.value if isinstance(node, cst.Attribute) and is_name(node.value, me) else None

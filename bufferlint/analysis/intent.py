@@ -482,8 +482,16 @@ def _lazy_on_own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssig
 
 
 def _on_own_device(assignment: AttrAssignment) -> bool:
-    """`device=self.<tensor>.device` in the value."""
+    """`device=self.<tensor>.device` in the value, or `torch.zeros_like(self.<tensor>.data)`:
+    made where the module's own tensor lives."""
     scope = assignment.scope
+    value = assignment.value
+    if isinstance(value, cst.Call) and value.args and isinstance(value.func, cst.Attribute) and value.func.attr.value.endswith("_like"):
+        source = value.args[0].value
+        while isinstance(source, cst.Attribute) and source.attr.value == "data":
+            source = source.value
+        if _is_self_attr(source, scope.self_name) and source.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
+            return True
     for arg in nodes_of(assignment.value, cst.Arg):  # type: ignore[arg-type]
         device = arg.value
         if arg.keyword is not None and arg.keyword.value == "device" and isinstance(device, cst.Attribute) and device.attr.value == "device":
@@ -724,6 +732,8 @@ def _kept_on_host(info: ClassInfo, attr: str, defining: Optional[AttrAssignment]
     for assignment in info.assignments_to(attr):
         if assignment.value is not None and _to_host(assignment.value):
             return f"{assignment.method.name.value}() sends it to the CPU: it is kept on the host on purpose"
+    if defining is not None and defining.value is not None and _from_host_attributes(info, defining):
+        return "it is computed from tensors the class puts on the CPU itself: it is kept on the host on purpose"
     init_time = init_time_methods(info)
     for owner in (info, *family.subclasses(info)):
         for name in method_reads(owner).readers.get(attr, ()):
@@ -777,6 +787,43 @@ def _filled_into(small: cst.BaseSmallStatement, host_locals: frozenset[str]) -> 
     return isinstance(small, cst.Assign) and any(
         isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) and t.target.value.value in host_locals
         for t in small.targets
+    )
+
+
+def _from_host_attributes(info: ClassInfo, defining: AttrAssignment) -> bool:
+    """`self._offset = 0.5 * (1.0 - self.center / self.radius)` where every attribute it reads
+    is given only values sent to the CPU (`self.radius = radius` after `radius =
+    radius.to(device="cpu")`): what it computes stays there too, by design."""
+    me = defining.scope.self_name
+    read = {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)}  # type: ignore[arg-type]
+    return bool(read) and all(_always_on_host(info, other) for other in read - {defining.attr})
+
+
+def _always_on_host(info: ClassInfo, attr: str) -> bool:
+    assignments = [a for a in info.assignments_to(attr) if a.value is not None]
+    return bool(assignments) and all(_host_value(a.value, a.method) for a in assignments)  # type: ignore[arg-type]
+
+
+def _host_value(value: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+    """Sent to the CPU or built there (`device="cpu"`), or a local that some binding puts there
+    and every other binding gives a Python value or arithmetic (`radius = [radius] * 3`)."""
+    if _to_host(value) or _built_on_host(value):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    bound = [a.value for a in nodes_of(method.body, cst.Assign) if any(is_name(t.target, value.value) for t in a.targets)]
+    placed = {id(b) for b in bound if _to_host(b) or _built_on_host(b)}
+    return bool(placed) and all(id(b) in placed or isinstance(b, _PYTHON_VALUES) for b in bound)
+
+
+_PYTHON_VALUES = (cst.List, cst.Tuple, cst.BinaryOperation, cst.Integer, cst.Float)
+
+
+def _built_on_host(value: cst.BaseExpression) -> bool:
+    """A call given `device="cpu"` (`torch.tensor(c, device="cpu")`, `t.to(device="cpu")`)."""
+    return isinstance(value, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "device" and isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == "cpu"
+        for a in value.args
     )
 
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from bufferlint.analysis.attributes import class_attributes, file_family
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
-from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors
+from bufferlint.analysis.containers import ContainerInference, Contents, MethodContainers, may_hold_tensors, registered_parameters_only
 from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name
@@ -49,7 +49,9 @@ class TensorContainerAttribute(Rule):
     strings, numbers, shapes or submodules is not reported, nor is one whose tensors are all empty
     placeholders (`(False, {"prev": torch.tensor([])})`, filled by a later call), nor a container
     that an `_apply` or `to` override moves itself (of the class, a base, or a class of the file
-    owning it).
+    owning it), nor a list of references to parameters the module registers
+    (`[self.conv1.weight, self.conv2.weight]`: `.to()` converts those in place, so the list
+    follows).
 
     ## Fix safety
     No fix: every reader of the attribute would change with it.
@@ -76,6 +78,8 @@ class TensorContainerAttribute(Rule):
                     continue  # `(False, {"prev_g": torch.tensor([])})`: a placeholder a later call fills
                 if moved_by_override(info, assignment.attr, family) is not None:
                     continue  # an `_apply`/`to` override moves the container's tensors itself
+                if registered_parameters_only(info, assignment):
+                    continue  # `.to()` moves the parameters it points at in place
                 walk = walks.get(id(assignment.method))
                 if walk is None:
                     walk = walks[id(assignment.method)] = MethodContainers(containers, assignment.method, assignment.scope)
