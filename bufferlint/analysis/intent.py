@@ -795,8 +795,8 @@ def _from_host_attributes(info: ClassInfo, defining: AttrAssignment) -> bool:
     is given only values sent to the CPU (`self.radius = radius` after `radius =
     radius.to(device="cpu")`): what it computes stays there too, by design."""
     me = defining.scope.self_name
-    read = {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)}  # type: ignore[arg-type]
-    return bool(read) and all(_always_on_host(info, other) for other in read - {defining.attr})
+    read = {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)} - {defining.attr}  # type: ignore[arg-type]
+    return bool(read) and all(_always_on_host(info, other) for other in read)
 
 
 def _always_on_host(info: ClassInfo, attr: str) -> bool:
