@@ -99,7 +99,7 @@ def check_module(
     analysis.enabled = frozenset(rule.code for rule in rules)  # a rule may leave a case to another that runs
     if analysis.export_format is not None:
         rules = [rule for rule in rules if not rule.skips_export_files]
-    if analysis.is_test and not settings.check_tests:
+    if analysis.is_test_suite and not settings.check_tests:
         rules = [rule for rule in rules if not rule.skips_test_files]
     try:
         raw = [finding for rule in rules for finding in rule().check(analysis)]

@@ -807,13 +807,15 @@ def test_a_module_a_holder_keeps_in_float32(holder: str, fix: str, tmp_path: Pat
 
 
 def test_tests_and_benchmarks_have_no_device_findings_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The same decoder in `tests/`, `test_*.py` and `benchmarks/` reports nothing by default (a test
-    builds its modules on the device it tests); `--check-tests` and `check-tests = true` bring the
-    findings back, the same as in the package."""
+    """The same decoder in `tests/`, `benchmarks/` and a `test_*.py` file of test functions reports
+    nothing by default (a test builds its modules on the device it tests); an evaluation script
+    named `test_*.py` that runs as `__main__` is no test and keeps its findings. `--check-tests`
+    and `check-tests = true` bring the others back, the same as in the package."""
     source = (Path(__file__).parent.parent / "fixtures" / "trust" / "decoder_onnx.py").read_text()
     files = {
         "pkg/__init__.py": "", "pkg/decoder.py": source, "tests/test_decoder.py": source,
-        "pkg/test_utils.py": source, "benchmarks/decoder.py": source,
+        "pkg/test_utils.py": source + "\n\ndef test_builds():\n    pass\n", "benchmarks/decoder.py": source,
+        "demo/test_ap_on_data.py": source + "\n\nif __name__ == '__main__':\n    pass\n",
     }
 
     def by_file(root: Path, *extra: str) -> dict[str, list[str]]:
@@ -824,8 +826,8 @@ def test_tests_and_benchmarks_have_no_device_findings_unless_asked(tmp_path: Pat
 
     expected = ["BUF010", "BUF001", "BUF011", "BUF011"]
     root = _project(tmp_path / "default", files)
-    assert by_file(root) == {"pkg/decoder.py": expected}
-    everywhere = {path: expected for path in files if path.endswith("decoder.py") or path.endswith("_utils.py")}
+    assert by_file(root) == {"pkg/decoder.py": expected, "demo/test_ap_on_data.py": expected}
+    everywhere = {path: expected for path in files if path.endswith(("decoder.py", "_utils.py", "_data.py"))}
     assert by_file(root, "--check-tests") == everywhere
     configured = _project(tmp_path / "configured", {**files, "pyproject.toml": "[tool.bufferlint]\ncheck-tests = true\n"})
     assert by_file(configured) == everywhere

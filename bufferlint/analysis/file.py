@@ -77,6 +77,7 @@ class FileAnalysis:
         # `functions`: top-level functions a check left out of `module` (pruning.py), looked up
         # (and parsed) by name only when a call needs to know whether one returns a tensor.
         self._helpers = ReturnTypes(module_functions(module), functions or {})
+        self._left_out_functions = tuple(functions or ())
         self.inference = TensorInference(self.imports, self._helper_returns_tensor)
         self.resolver = ModuleClassResolver(self.imports, extra_bases)
         self.classes: list[ClassInfo] = class_infos(module)
@@ -207,6 +208,21 @@ class FileAnalysis:
         `benchmarks/`, `benchmark_*.py`), also in a folder that is no package (`tests/helpers.py`)."""
         folder = os.path.basename(os.path.dirname(os.path.abspath(self.filename)))
         return is_test_module(self.module_name) or folder in _TEST_FOLDERS
+
+    @cached_property
+    def is_test_suite(self) -> bool:
+        """A test or benchmark that a runner collects: in a `tests/`-like folder, or named like a
+        test (`test_*.py`) and defining test functions or classes or importing pytest or
+        unittest. `demo/test_ap_on_coco.py`, an evaluation script run as `__main__`, is not."""
+        if not self.is_test:
+            return False
+        folders = self.module_name.split(".")[:-1] + [os.path.basename(os.path.dirname(os.path.abspath(self.filename)))]
+        if any(folder in _TEST_FOLDERS for folder in folders):
+            return True
+        if any(q.split(".")[0] in ("pytest", "unittest") for q in self.imports.aliases.values()):
+            return True
+        defined = [s.name.value for s in self.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        return any(name.startswith(("test", "Test")) for name in (*defined, *self._left_out_functions))
 
     @cached_property
     def export_format(self) -> Optional[str]:

@@ -26,9 +26,11 @@ class Rule:
     # A device finding in a file written for ONNX or ncnn export (`FileAnalysis.export_format`) is
     # no one's to act on: its modules are traced where they are built. lint.py skips such rules there.
     skips_export_files: ClassVar[bool] = False
-    # Nor, unless `check-tests` asks for it, is a finding in a test or benchmark: it builds its
-    # modules on the device it tests, often to exercise the very pattern. Measured on the surveys:
-    # 4 true of 22 judged findings there, 25 more debatable. lint.py skips such rules there.
+    # Nor, unless `check-tests` asks for it, is a finding in a test or benchmark a runner collects
+    # (`FileAnalysis.is_test_suite`): it builds its modules on the device it tests, often to
+    # exercise the very pattern. Measured on the surveys: 18 false and 25 debatable findings there;
+    # the 4 true ones were in evaluation scripts named test_*.py, which are checked. lint.py skips
+    # such rules there.
     skips_test_files: ClassVar[bool] = False
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
