@@ -17,9 +17,9 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, tensor_params
-from bufferlint.analysis.flow import iter_sites, self_name
+from bufferlint.analysis.flow import is_self_attr, iter_sites, self_name
 from bufferlint.analysis.tensors import Scope, TensorInference, positional_count, track_locals
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import nodes_of
 
 # torch functions and tensor methods that return a tuple of tensors.
 SPLITTING_FUNCTIONS = frozenset(
@@ -209,7 +209,7 @@ def registered_parameters_only(info: ClassInfo, assignment: AttrAssignment) -> b
     items = [e.value for e in value.elements]
     for call in nodes_of(assignment.method.body, cst.Call):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and _own_attribute(func.value, me) == assignment.attr:
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and is_self_attr(func.value, me, assignment.attr):
             items.extend(a.value for a in call.args)
     return all(_parameter_reference(item, info, me) for item in items)
 
@@ -218,15 +218,9 @@ def _parameter_reference(node: cst.BaseExpression, info: ClassInfo, me: str) -> 
     """`self.<registered parameter>` or `self.<layer>.weight` / `self.<layers>[0].bias`."""
     if not isinstance(node, cst.Attribute):
         return False
-    own = _own_attribute(node, me)
-    if own is not None:
-        return own in info.parameters
+    if is_self_attr(node, me):
+        return node.attr.value in info.parameters
     root: cst.BaseExpression = node.value
     while isinstance(root, (cst.Attribute, cst.Subscript)):
         root = root.value
     return node.attr.value in _LAYER_PARAMETERS and isinstance(root, cst.Name) and root.value == me
-
-
-def _own_attribute(node: cst.BaseExpression, me: str) -> Optional[str]:
-    """`self.<name>` -> name."""
-    return node.attr.value if isinstance(node, cst.Attribute) and is_name(node.value, me) else None

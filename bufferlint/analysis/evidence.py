@@ -315,15 +315,17 @@ def _size_positions(call: cst.Call) -> list[cst.Arg]:
     """The positional arguments of a call that takes sizes that are sizes (`full(size, fill)`:
     only the first)."""
     positional = [arg for arg in call.args if arg.keyword is None]
-    func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return positional[:1] if name in ("full", "new_full") else positional
+    return positional[:1] if _callee_name(call) in ("full", "new_full") else positional
 
 
 def _takes_sizes(call: cst.Call) -> bool:
+    return _callee_name(call) in _SIZE_CALLS
+
+
+def _callee_name(call: cst.Call) -> str:
+    """`x.view(...)` -> "view", `zeros(...)` -> "zeros", anything else -> ""."""
     func = call.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in _SIZE_CALLS
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 # torch functions whose argument (by position and keyword) gives sizes, read as Python ints: a

@@ -17,15 +17,12 @@ from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.modules import ModuleClassResolver, class_infos
 from bufferlint.analysis.names import ImportMap
 from bufferlint.analysis.positions import NodePositions
-from bufferlint.analysis.project_facts import EMPTY, Lineage, ProjectFacts, export_variant, is_test_module
+from bufferlint.analysis.project_facts import EMPTY, TEST_FOLDERS, Lineage, ProjectFacts, export_variant, is_test_module
 from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts, parse
 from bufferlint.analysis.returns import ReturnTypes, module_functions
 from bufferlint.analysis.tensors import Scope, TensorInference
 from bufferlint.analysis.walk import nodes_of
-
-# folders that hold tests or benchmarks even when they are no package (`tests/helpers.py`)
-_TEST_FOLDERS = frozenset(("test", "tests", "testing", "benchmark", "benchmarks"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -206,8 +203,12 @@ class FileAnalysis:
     def is_test(self) -> bool:
         """A test or benchmark module (`tests/`, `test_*.py`, `*_test.py`, `conftest.py`,
         `benchmarks/`, `benchmark_*.py`), also in a folder that is no package (`tests/helpers.py`)."""
-        folder = os.path.basename(os.path.dirname(os.path.abspath(self.filename)))
-        return is_test_module(self.module_name) or folder in _TEST_FOLDERS
+        return is_test_module(self.module_name) or self._folder in TEST_FOLDERS
+
+    @cached_property
+    def _folder(self) -> str:
+        """The name of the folder the file is in (a package or not)."""
+        return os.path.basename(os.path.dirname(os.path.abspath(self.filename)))
 
     @cached_property
     def is_test_suite(self) -> bool:
@@ -216,8 +217,7 @@ class FileAnalysis:
         unittest. `demo/test_ap_on_coco.py`, an evaluation script run as `__main__`, is not."""
         if not self.is_test:
             return False
-        folders = self.module_name.split(".")[:-1] + [os.path.basename(os.path.dirname(os.path.abspath(self.filename)))]
-        if any(folder in _TEST_FOLDERS for folder in folders):
+        if any(folder in TEST_FOLDERS for folder in (*self.module_name.split(".")[:-1], self._folder)):
             return True
         if any(q.split(".")[0] in ("pytest", "unittest") for q in self.imports.aliases.values()):
             return True

@@ -84,6 +84,16 @@ def _child_suites_of_if(node: cst.If) -> Iterator[cst.BaseSuite]:
         yield orelse.body
 
 
+def is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[str] = None) -> bool:
+    """`self.<attr>` (any attribute when `attr` is None), `me` being the method's self name."""
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == me
+        and (attr is None or node.attr.value == attr)
+    )
+
+
 def locals_always(func: cst.FunctionDef, test: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
     """The locals of `func` every plain assignment of which (`name = value`, anywhere in its body)
     assigns a value that passes `test`."""

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.flow import child_nodes, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.flow import child_nodes, is_self_attr, iter_nodes, iter_sites, self_name, stored_names
 from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.moved_attrs import called_attributes
@@ -117,17 +117,8 @@ def _self_calls(func: cst.FunctionDef, me: Optional[str]) -> Iterator[str]:
     if me is None:
         return
     for node in nodes_of(func.body, cst.Call):
-        if _is_self_attr(node.func, me):
+        if is_self_attr(node.func, me):
             yield node.func.attr.value  # type: ignore[attr-defined]
-
-
-def _is_self_attr(node: cst.BaseExpression, me: Optional[str], attr: Optional[str] = None) -> bool:
-    return (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == me
-        and (attr is None or node.attr.value == attr)
-    )
 
 
 def self_rebinding(attr: str, defining: AttrAssignment) -> bool:
@@ -137,7 +128,7 @@ def self_rebinding(attr: str, defining: AttrAssignment) -> bool:
 
 
 def _mentions_self_attr(node: cst.CSTNode, me: Optional[str], attr: str) -> bool:
-    return any(_is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
+    return any(is_self_attr(n, me, attr) for n in iter_nodes(node) if isinstance(n, cst.Attribute))
 
 
 @dataclass
@@ -175,7 +166,7 @@ def _index_reads(info: ClassInfo) -> MethodReads:
             if isinstance(site.small, cst.Del):
                 continue
             for node in nodes_of(site.small, cst.Attribute):
-                if id(node) not in targets and _is_self_attr(node, me):
+                if id(node) not in targets and is_self_attr(node, me):
                     methods = reads.readers.setdefault(node.attr.value, [])  # type: ignore[attr-defined]
                     if name not in methods:
                         methods.append(name)
@@ -233,11 +224,11 @@ def _moves_to(func: cst.FunctionDef, me: str, attr: str, devices: set[str]) -> b
     """`self.<attr> = self.<attr>.to(<device>)` (or `.cuda(<device>)`) with `<device>` among `devices`."""
     for site in iter_sites(func):
         small = site.small
-        if not isinstance(small, cst.Assign) or not any(_is_self_attr(t.target, me, attr) for t in small.targets):
+        if not isinstance(small, cst.Assign) or not any(is_self_attr(t.target, me, attr) for t in small.targets):
             continue
         value = small.value
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda"):
-            if _is_self_attr(value.func.value, me, attr) and any(isinstance(a.value, cst.Name) and a.value.value in devices for a in value.args):
+            if is_self_attr(value.func.value, me, attr) and any(isinstance(a.value, cst.Name) and a.value.value in devices for a in value.args):
                 return True
     return False
 
@@ -294,7 +285,7 @@ def _tensor_at_init(info: ClassInfo, attr: str) -> bool:
 def _placements_compared(node: cst.Comparison, me: Optional[str]) -> Iterator[str]:
     """Attributes whose device or dtype the comparison reads (`self.k.device != x.device`)."""
     for inner in nodes_of(node, cst.Attribute):
-        if inner.attr.value in _PLACEMENT_ATTRS and _is_self_attr(inner.value, me):  # type: ignore[attr-defined]
+        if inner.attr.value in _PLACEMENT_ATTRS and is_self_attr(inner.value, me):  # type: ignore[attr-defined]
             yield inner.value.attr.value  # type: ignore[attr-defined]
 
 
@@ -332,7 +323,7 @@ def _input_attrs(func: cst.FunctionDef, tainted: set[str]) -> set[str]:
         if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None or not set(data_names(value)) & tainted:
             continue
         for target in _targets(small):
-            if _is_self_attr(target, me):
+            if is_self_attr(target, me):
                 found.add(target.attr.value)  # type: ignore[attr-defined]
     return found
 
@@ -378,13 +369,13 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) or value is None:
             continue
-        reads_attr = me is not None and any(isinstance(n, cst.Attribute) and _is_self_attr(n, me) and n.attr.value in attrs for n in iter_nodes(value))
+        reads_attr = me is not None and any(isinstance(n, cst.Attribute) and is_self_attr(n, me) and n.attr.value in attrs for n in iter_nodes(value))
         if set(data_names(value)) & tainted or reads_attr:
             for target in _targets(small):
                 tainted.update(stored_names(target))
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                     tainted.add(target.value.value)  # `counts[i] = (bins == i).sum()`: filled from them in place
-                if me is not None and _is_self_attr(target, me):
+                if me is not None and is_self_attr(target, me):
                     attrs.add(target.attr.value)  # type: ignore[attr-defined]
     return tainted
 
@@ -432,7 +423,7 @@ def _reads_trained_state(assignment: AttrAssignment, info: ClassInfo) -> bool:
     if _reads_state(value, me, frozenset(trained)):
         return True
     for call in nodes_of(value, cst.Call):
-        helper = info.methods.get(call.func.attr.value) if _is_self_attr(call.func, me) else None  # type: ignore[attr-defined]
+        helper = info.methods.get(call.func.attr.value) if is_self_attr(call.func, me) else None  # type: ignore[attr-defined]
         if helper is not None and _reads_state(helper.body, self_name(helper), frozenset(trained)):
             return True
     return False
@@ -490,13 +481,13 @@ def _on_own_device(assignment: AttrAssignment) -> bool:
         source = value.args[0].value
         while isinstance(source, cst.Attribute) and source.attr.value == "data":
             source = source.value
-        if _is_self_attr(source, scope.self_name) and source.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
+        if is_self_attr(source, scope.self_name) and source.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
             return True
     for arg in nodes_of(assignment.value, cst.Arg):  # type: ignore[arg-type]
         device = arg.value
         if arg.keyword is not None and arg.keyword.value == "device" and isinstance(device, cst.Attribute) and device.attr.value == "device":
             holder = device.value
-            if _is_self_attr(holder, scope.self_name) and holder.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
+            if is_self_attr(holder, scope.self_name) and holder.attr.value in scope.tensor_attrs:  # type: ignore[attr-defined]
                 return True
     return False
 
@@ -559,9 +550,9 @@ def _places(value: cst.CSTNode, scope: Scope) -> bool:
     for node in iter_nodes(value):
         if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
             return True
-        if isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in scope.tensor_attrs:
+        if isinstance(node, cst.Attribute) and is_self_attr(node, me) and node.attr.value in scope.tensor_attrs:
             return True
-        if isinstance(node, cst.Call) and _is_self_attr(node.func, me) and node.func.attr.value in scope.tensor_methods:  # type: ignore[attr-defined]
+        if isinstance(node, cst.Call) and is_self_attr(node.func, me) and node.func.attr.value in scope.tensor_methods:  # type: ignore[attr-defined]
             return True
         if isinstance(node, cst.Call) and _moved_to_own_device(node, me):
             return True
@@ -579,7 +570,7 @@ def _moved_to_own_device(call: cst.Call, me: Optional[str]) -> bool:
 def _reads_state(value: cst.CSTNode, me: Optional[str], state: frozenset[str]) -> bool:
     """`self.a * self.b` or `self.agg(x)` with `a`, `b`, `agg` among `state`."""
     return me is not None and any(
-        isinstance(node, cst.Attribute) and _is_self_attr(node, me) and node.attr.value in state for node in iter_nodes(value)
+        isinstance(node, cst.Attribute) and is_self_attr(node, me) and node.attr.value in state for node in iter_nodes(value)
     )
 
 
@@ -601,7 +592,7 @@ def _state_locals(assignment: AttrAssignment, state: frozenset[str] = frozenset(
         if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None:
             continue
         # `dt, A, B = self._get_params()`: what a method of the module hands back comes from its state
-        from_method = isinstance(value, cst.Call) and _is_self_attr(value.func, assignment.scope.self_name)
+        from_method = isinstance(value, cst.Call) and is_self_attr(value.func, assignment.scope.self_name)
         if from_method or _from_state(value, assignment.scope, state, derived):
             for target in _targets(small):
                 derived.update(stored_names(target))
@@ -692,7 +683,7 @@ def _unpacked_shape_cache(info: ClassInfo, attr: str, later: frozenset[str]) -> 
             if not isinstance(small, cst.Assign):
                 continue
             unpacked = any(
-                isinstance(t.target, (cst.Tuple, cst.List)) and any(_is_self_attr(e.value, me, attr) for e in t.target.elements)
+                isinstance(t.target, (cst.Tuple, cst.List)) and any(is_self_attr(e.value, me, attr) for e in t.target.elements)
                 for t in small.targets
             )
             if unpacked and set(_size_names(small.value)) & _shape_names(func):
@@ -795,7 +786,7 @@ def _from_host_attributes(info: ClassInfo, defining: AttrAssignment) -> bool:
     is given only values sent to the CPU (`self.radius = radius` after `radius =
     radius.to(device="cpu")`): what it computes stays there too, by design."""
     me = defining.scope.self_name
-    read = {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)} - {defining.attr}  # type: ignore[arg-type]
+    read = {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if is_self_attr(n, me)} - {defining.attr}  # type: ignore[arg-type]
     return bool(read) and all(_always_on_host(info, other) for other in read)
 
 
@@ -867,7 +858,7 @@ def _pinned_and_placed_once(info: ClassInfo, attr: str, defining: Optional[AttrA
 def _moves_of(func: cst.FunctionDef, attr: str) -> Iterator[cst.Call]:
     me = self_name(func)
     for call in nodes_of(func.body, cst.Call):
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and _is_self_attr(call.func.value, me, attr):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and is_self_attr(call.func.value, me, attr):
             yield call
 
 
@@ -879,7 +870,7 @@ def _placed_once(func: cst.FunctionDef, attr: str, call: cst.Call) -> bool:
         return False
     for site in iter_sites(func):
         small = site.small
-        if isinstance(small, cst.Assign) and small.value is call and any(_is_self_attr(t.target, me, attr) for t in small.targets):
+        if isinstance(small, cst.Assign) and small.value is call and any(is_self_attr(t.target, me, attr) for t in small.targets):
             return isinstance(site.top, cst.If) and site.nested and attr in set(_placements_compared_in(site.top.test, me))
     return False
 
@@ -892,7 +883,7 @@ def _placements_compared_in(test: cst.BaseExpression, me: Optional[str]) -> Iter
     for comparison in nodes_of(test, cst.Comparison):
         yield from _placements_compared(comparison, me)
     for node in nodes_of(test, cst.Attribute):
-        if node.attr.value == "is_cuda" and _is_self_attr(node.value, me):
+        if node.attr.value == "is_cuda" and is_self_attr(node.value, me):
             yield node.value.attr.value  # type: ignore[attr-defined]
 
 
@@ -920,7 +911,7 @@ def _placed_by_choice(info: ClassInfo, attr: str, defining: Optional[AttrAssignm
 def _placement_setting(test: cst.BaseExpression, me: Optional[str]) -> bool:
     """A test that reads a flag of the class (`self.use_gpu`) or asks whether CUDA is there."""
     for node in iter_nodes(test):
-        if isinstance(node, cst.Attribute) and (_is_self_attr(node, me) or node.attr.value == "is_available"):
+        if isinstance(node, cst.Attribute) and (is_self_attr(node, me) or node.attr.value == "is_available"):
             return True
     return False
 
@@ -955,7 +946,7 @@ def _derived_from_caller_placed(info: ClassInfo, attr: str, defining: AttrAssign
     """`self.norm = (self.centroids ** 2).sum(0)` right after such a tensor: it lives beside it."""
     assert defining.value is not None
     me = defining.scope.self_name
-    for other in {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if _is_self_attr(n, me)} - {attr}:
+    for other in {n.attr.value for n in nodes_of(defining.value, cst.Attribute) if is_self_attr(n, me)} - {attr}:
         source = next((a for a in info.assignments_to(other) if a.in_init and a.kind is ValueKind.TENSOR), None)
         if source is not None and source.value is not None and not _mentions_self_attr(source.value, me, attr):
             if _caller_placed(info, other, source, family) is not None and not moved_later(info, attr):
@@ -995,8 +986,8 @@ def moved_elsewhere(info: ClassInfo, attr: str) -> bool:
         recorded = _recorded_devices(func_def, me)
         for call in nodes_of(func_def.body, cst.Call):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and _is_self_attr(func.value, me, attr):
-                own = any(_is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(call, cst.Attribute))
+            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and is_self_attr(func.value, me, attr):
+                own = any(is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(call, cst.Attribute))
                 if not own and not any(isinstance(a.value, cst.Name) and a.value.value in recorded for a in call.args):
                     return True
     return False
@@ -1008,7 +999,7 @@ def _recorded_devices(func: cst.FunctionDef, me: Optional[str]) -> set[str]:
     found = set()
     for assign in nodes_of(func.body, cst.Assign):
         if isinstance(assign.value, cst.Name) and any(
-            _is_self_attr(t.target, me) and t.target.attr.value in DEVICE_ATTRS for t in assign.targets  # type: ignore[attr-defined]
+            is_self_attr(t.target, me) and t.target.attr.value in DEVICE_ATTRS for t in assign.targets  # type: ignore[attr-defined]
         ):
             found.add(assign.value.value)
     return found

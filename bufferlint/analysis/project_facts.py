@@ -643,12 +643,16 @@ class _ClassReader:
             self.dynamic = True
 
 
+# folders whose files are tests or benchmarks
+TEST_FOLDERS = frozenset(("test", "tests", "testing", "benchmark", "benchmarks"))
+
+
 def is_test_module(module: str) -> bool:
     """A test or a benchmark: code that exercises the library on a machine of its choosing."""
     parts = module.split(".")
     last = parts[-1]
     return (
-        any(p in ("test", "tests", "testing", "benchmark", "benchmarks") for p in parts)
+        any(p in TEST_FOLDERS for p in parts)
         or last.startswith(("test_", "benchmark_", "bench_")) or last.endswith(("_test", "_benchmark")) or last == "conftest"
     )
 
