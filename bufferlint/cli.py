@@ -25,6 +25,7 @@ from bufferlint.output import FORMATS, formatter
 from bufferlint.output import fixes_report, statistics
 from bufferlint.output.style import use_color
 from bufferlint.output.summary import RunSummary
+from bufferlint.project_context import context_paths
 from bufferlint.runner import RunOptions, index_cache_dir, run
 from bufferlint.runner import add_arguments as add_runner_arguments
 from bufferlint.fix_verification import DEFAULT_TIMEOUT, verify_fixed_file
@@ -249,7 +250,9 @@ def _run_paths(args: argparse.Namespace, configs: FileConfigs, fixing: bool) -> 
     outcome = Outcome([], 0, 0, 0)
     with _fewer_collections():
         bases = tuple(dict.fromkeys(base for settings in groups for base in settings.module_bases))
-        scan = scan_project([c.path for c in candidates], bases, index_cache)
+        # Given only some files (pre-commit, an editor), the scan also reads the rest of the project.
+        context = context_paths(args.paths, candidates, configs)
+        scan = scan_project([c.path for c in candidates], bases, index_cache, context)
         with prechecked.in_effect(scan.checked):  # files the scan parsed are not parsed by ast again
             for group_settings, group in groups.items():
                 file_settings = replace(group_settings, module_bases=tuple(dict.fromkeys(group_settings.module_bases + scan.bases)), project=scan.facts)

@@ -38,7 +38,7 @@ def discover(paths: list[str]) -> Iterator[Candidate]:
     for path in paths:
         found = _walk(path) if os.path.isdir(path) else iter([path])
         for file in found:
-            key = _identity(file)
+            key = identity(file)
             if key not in seen:
                 seen.add(key)
                 yield Candidate(display_path(file), explicit=file == path)
@@ -56,7 +56,7 @@ def display_path(path: str) -> str:
     return normal if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
-def _identity(path: str) -> str:
+def identity(path: str) -> str:
     """One key per file on disk; a path that cannot be resolved stands for itself."""
     try:
         return os.path.normcase(os.path.realpath(path))

@@ -8,6 +8,7 @@ import importlib.metadata
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -100,7 +101,13 @@ def test_same_findings_as_bufferlint(plugin_path: str, tmp_path: Path) -> None:
     """A model with `# noqa` and an off-by-default rule, plus the fixtures with the most findings
     per rule group: flake8 and bufferlint agree line for line."""
     (tmp_path / "m.py").write_text(MODEL)
-    files = ["m.py", *_fixture_sample()]
+    # Copied out of this repository: given files of a project, bufferlint also reads the rest of it
+    # (project_context.py), while flake8 sees one file at a time; outside a project both see one.
+    files = ["m.py"]
+    for sample in _fixture_sample():
+        copy = f"{Path(sample).parent.name}_{Path(sample).name}"
+        shutil.copyfile(sample, tmp_path / copy)
+        files.append(copy)
     expected = bufferlint_lines(tmp_path, *files)
     assert len({line.split()[1] for line in expected}) >= 4  # findings of several rules
     result = flake8(plugin_path, tmp_path, "--isolated", "--select", "BUF", *files)

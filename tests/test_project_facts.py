@@ -146,13 +146,15 @@ FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():
         ("def train(model):\n    model.requires_grad_(True)\n", [("adapter.py", 9, "BUF008", "none")]),  # every parameter of some module
         ("def probe(x):\n    x = x.detach().requires_grad_(True)\n    return x\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         ("import torch\n\n\ndef probe():\n    return torch.eye(3).requires_grad_()\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        # an fp16 master copy the script builds as its own Parameter: none of the model's
+        ("from torch import nn\n\n\ndef master(params):\n    master_params = nn.Parameter(flatten(params))\n    master_params.requires_grad = True\n    return [master_params]\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model, flag=False)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model)\n", [("adapter.py", 9, "BUF008", "none")]),  # the default turns it on
         (FLAG_HELPER + "\n\ndef train(model, on):\n    set_grad(model, on)\n", [("adapter.py", 9, "BUF008", "none")]),  # a flag not known to be False
     ],
     ids=[
         "freezes-only", "by-name", "by-name-filter", "filter-holds-name", "filter-part-of-name", "filter-of-other-names",
-        "whole-module", "input-tensor", "factory-tensor", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
+        "whole-module", "input-tensor", "factory-tensor", "master-copy", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
     ],
 )
 def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
@@ -176,10 +178,11 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
         ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
         ("def train(runner, cfg):\n    if cfg.resume_from:\n        runner.resume(cfg.resume_from)\n", None),  # mmcv
         ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
+        ("def load(layers, files):\n    for layer in layers:\n        layer.load_state(files)\n", "unsafe"),  # a layer's own weight loader
         ('def merge(cfg, params):\n    """params: overrides, e.g. ["training.resume=True"]"""\n    return cfg\n', "unsafe"),
         ("def merge(cfg):\n    return cfg  # a caller may set resume=True\n", "unsafe"),
     ],
-    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only", "docstring", "comment"],
+    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only", "layer-weights", "docstring", "comment"],
 )
 def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
     script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -227,11 +230,15 @@ def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
         ("import torch\n\n\ndef configure(args):\n    args.gate = 0.5\n", None),  # a setting of the program, no module
         ("import torch\n\n\ndef setup(trainer):\n    trainer.cfg.gate = 0.5\n", None),
         ("class Counter:\n    def __init__(this):\n        this.gate = 0\n", None),  # its own, under another name
-        ("class Counter:\n    @staticmethod\n    def reset(this):\n        this.gate = 0\n", "train.py:4"),  # no instance there
+        ("class Counter:\n    @staticmethod\n    def reset(this, value):\n        this.gate = value\n", "train.py:4"),  # no instance there
+        ("import torch\n\n\ndef adapt(model):\n    model.adapter.gate = torch.nn.Parameter(torch.ones(3))\n", "train.py:5"),
+        # never a Parameter: on a module's Parameter it would raise TypeError, so another object's
+        ("def rescale(box, s):\n    box.gate = box.gate * s\n", None),
+        ("import torch\n\n\ndef reset(box):\n    box.gate = torch.zeros(3)\n", None),
     ],
     ids=[
         "swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object",
-        "own-attribute-named-this", "static-method-argument",
+        "own-attribute-named-this", "static-method-argument", "a-new-parameter", "arithmetic", "a-factory",
     ],
 )
 def test_a_frozen_parameter_set_from_outside_has_no_fix(

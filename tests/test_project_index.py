@@ -63,3 +63,56 @@ def test_cli_flags_a_class_whose_base_is_in_another_file(tmp_path: Path) -> None
     findings = json.loads(done.stdout)
     assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in findings] == [("focal.py", 8, "BUF001")]
     assert findings[0]["fix"]["applicability"] == "safe"
+
+
+def _lint_one(root: Path, name: str) -> list[tuple[str, int, str]]:
+    """`bufferlint <one file>` run from the project root, as a pre-commit hook runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--no-cache", name],
+        capture_output=True, text=True, check=True, cwd=root,
+    )
+    return [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(done.stdout)]
+
+
+def test_one_file_of_a_git_project_sees_bases_in_the_files_it_was_not_given(tmp_path: Path) -> None:
+    """pre-commit passes only the changed file: the scan still reads the rest of the git project,
+    so the class whose base lives in another file is still a module, as in a whole-project run."""
+    _write(tmp_path, PACKAGE)
+    (tmp_path / ".git").mkdir()
+    assert _lint_one(tmp_path, "pkg/losses/focal.py") == [("focal.py", 8, "BUF001")]
+
+
+def test_one_file_of_a_configured_project_leaves_out_what_the_configuration_excludes(tmp_path: Path) -> None:
+    """The project is the configuration's folder; a file it excludes is not read for context."""
+    _write(tmp_path, PACKAGE)
+    (tmp_path / "pyproject.toml").write_text('[tool.bufferlint]\nexclude = ["pkg/base.py"]\n')
+    assert _lint_one(tmp_path, "pkg/losses/focal.py") == []
+    (tmp_path / "pyproject.toml").write_text("[tool.bufferlint]\n")
+    assert _lint_one(tmp_path, "pkg/losses/focal.py") == [("focal.py", 8, "BUF001")]
+
+
+def test_one_file_outside_any_project_is_scanned_alone(tmp_path: Path) -> None:
+    """No configuration and no git root: nothing else is read (no walk of the working folder)."""
+    _write(tmp_path, PACKAGE)
+    assert _lint_one(tmp_path, "pkg/losses/focal.py") == []
+
+
+def test_context_files_come_from_the_cache_until_they_change(tmp_path: Path) -> None:
+    """The second run takes the other files' indexes from the cache (by size and mtime); once the
+    base class's file changes, it is read again and the answer follows it."""
+    _write(tmp_path, PACKAGE)
+    (tmp_path / ".git").mkdir()
+    cache = tmp_path / "cache"
+
+    def lint() -> list[tuple[str, int, str]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--cache-dir", str(cache), "pkg/losses/focal.py"],
+            capture_output=True, text=True, check=True, cwd=tmp_path,
+        )
+        return [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(done.stdout)]
+
+    assert lint() == lint() == [("focal.py", 8, "BUF001")]
+    stats = json.loads(next(cache.glob("project-index-*.json")).read_text())["stats"]
+    assert any(path.endswith("base.py") for path in stats)
+    (tmp_path / "pkg/base.py").write_text("class LossBase:\n    pass\n\nclass Plain:\n    pass\n")
+    assert lint() == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import shutil
 from dataclasses import replace
 
 import pytest
@@ -168,9 +169,11 @@ def test_changed_content_is_not_recalled(tmp_path: pathlib.Path) -> None:
     assert prechecked.recall(path.read_bytes()) is None  # only in effect around a run
 
 
-def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str]) -> None:
-    """The CLI (scan, shortcut, pruning) against plain per-file checks with the same project facts."""
-    folder = PRUNING_FIXTURE.parent.parent
+def test_cli_run_matches_file_by_file_checks(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path) -> None:
+    """The CLI (scan, shortcut, pruning) against plain per-file checks with the same project facts
+    (on a copy outside this repository, whose other files the CLI would also scan)."""
+    folder = tmp_path / "fixtures"
+    shutil.copytree(PRUNING_FIXTURE.parent.parent, folder)
     main(["--no-cache", "-j", "1", "--output-format", "concise", "--select", "ALL", str(folder)])
     cli_lines = sorted(line.split(" ", 2)[0] + " " + line.split(" ", 2)[1] for line in capsys.readouterr().out.splitlines() if ": BUF" in line)
     paths = sorted(str(p) for p in folder.rglob("*.py"))

@@ -376,3 +376,72 @@ def test_a_list_of_registered_parameters_follows_the_module_and_a_list_of_tables
     assert [w.dtype for w in bank.windows] == [torch.float32] * 2
     with pytest.raises(RuntimeError):
         bank(torch.randn(2, 4, 6, 6, dtype=torch.float64))
+
+
+def test_a_parameter_copy_rebuilt_before_each_read_follows_the_parameters(tmp_path: Path) -> None:
+    """fixtures/trust/params_snapshot.py: on the meta device under CUDA's rules, the solver that
+    rebuilds its flat copy before reading it mixes no devices after `.to()`; the penalty that reads
+    the copy stored at construction does (the finding kept)."""
+    module = load_text(_source("params_snapshot.py"), tmp_path)
+    x = torch.randn(2, 3)
+    solver = check_module(module.ShootingSolver(torch.nn.Linear(3, 3)), (x,), device="meta")
+    penalty = check_module(module.AnchoredPenalty(torch.nn.Linear(3, 3)), (x,), device="meta")
+    assert solver.forward == penalty.forward == "ran"
+    assert solver.errors == []
+    assert penalty.errors != []
+
+
+def test_registering_margins_a_matmul_meets_with_a_float32_cast_breaks_half(tmp_path: Path) -> None:
+    """fixtures/trust/strict_dtype_op.py: cast with `.half()`, the original keeps its margins in
+    float32 beside the `onehot.float()` it builds, and matmul runs; registered, the margins turn
+    half and matmul refuses the pair."""
+    text = _source("strict_dtype_op.py")
+    logits, target = torch.randn(4, 3).half(), torch.tensor([0, 2, 1, 0])
+    original = load_text(text, tmp_path).MarginLoss([10, 40, 90]).half()
+    original(logits, target)
+    line = "        self.margins = (m * margin).unsqueeze(0)"
+    naive = _naive(text, line, _register(line), tmp_path).MarginLoss([10, 40, 90]).half()
+    with pytest.raises(RuntimeError, match="dtype"):
+        naive(logits, target)
+
+
+def test_distributed_data_parallel_refuses_a_sparse_buffer(tmp_path: Path) -> None:
+    """fixtures/trust/sparse_adjacency.py: DistributedDataParallel (one CPU process, gloo) wraps
+    the original, whose sparse matrix is a plain attribute; registered as a buffer, wrapping raises."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    text = _source("sparse_adjacency.py")
+    args = (torch.tensor([[0, 1, 2], [1, 2, 0]]), torch.ones(3), 3)
+    line = "        self.adj = torch.sparse_coo_tensor(idx, val, size=(n, n))"
+    original = load_text(text, tmp_path).GraphConv(*args)
+    naive = _naive(text, line, _register(line), tmp_path).GraphConv(*args)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        DistributedDataParallel(original)
+        with pytest.raises(RuntimeError, match="sparse"):
+            DistributedDataParallel(naive)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_registering_after_the_base_constructor_a_name_it_set_raises_key_error(tmp_path: Path) -> None:
+    """fixtures/trust/schedule_in_base.py: the base constructor reaches the subclass's override,
+    which sets `cond_ids`; a registration right after `super().__init__()` comes too late."""
+    text = _source("schedule_in_base.py")
+    load_text(text, tmp_path).LatentDiffusion(10, 4)
+    line = "        super().__init__(steps)"
+    naive = _naive(text, line, line + '\n        self.register_buffer("cond_ids", None, persistent=False)', tmp_path)
+    with pytest.raises(KeyError, match="cond_ids"):
+        naive.LatentDiffusion(10, 4)
+
+
+def test_an_own_to_storing_a_moved_copy_raises_on_the_parameter_and_works_on_the_buffer(tmp_path: Path) -> None:
+    """fixtures/trust/own_to_reassigns.py: the second assignment (in `to()`) blocks nothing: on the
+    frozen Parameter it raises TypeError once the device changes; on the buffer it works."""
+    text = _source("own_to_reassigns.py")
+    with pytest.raises(TypeError, match="cannot assign"):
+        load_text(text, tmp_path).Grid(3).to("meta")
+    line = "        self.occs = nn.Parameter(torch.zeros(n, device=device), requires_grad=False)"
+    fixed = _naive(text, line, '        self.register_buffer("occs", torch.zeros(n, device=device))', tmp_path).Grid(3).to("meta")
+    assert fixed.occs.device.type == "meta" and "occs" in dict(fixed.named_buffers())

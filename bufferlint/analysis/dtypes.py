@@ -171,6 +171,66 @@ def threshold_use(attr: str, methods: Iterable[cst.FunctionDef]) -> Optional[str
     return None
 
 
+# Ops that refuse operands of two floating dtypes (elementwise ops promote; these raise).
+_DTYPE_STRICT_CALLS = frozenset(
+    "torch.matmul torch.mm torch.bmm torch.mv torch.einsum torch.addmm torch.baddbmm torch.nn.functional.linear "
+    "torch.nn.functional.conv1d torch.nn.functional.conv2d torch.nn.functional.conv3d".split()
+)
+_FLOAT_CASTS = frozenset(("float", "double"))
+
+
+def strict_op_with_cast(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+    """The op (`torch.matmul(self.m, index.float().T)`, `self.m @ x.double()`) that takes
+    `self.<attr>` and a value the code casts to a fixed floating dtype: after `.half()` a buffer
+    would be half and the other operand still float32, which these ops refuse."""
+    code = cst.Module([]).code_for_node
+    for func in methods:
+        me = self_name(func) or ""
+        aliases = {name for name, value in _local_values(func) if _root_is(value, me, attr)}
+        for node in nodes_of(func.body, (cst.Call, cst.BinaryOperation)):
+            operands = _strict_operands(node, qualify)
+            if len(operands) < 2:
+                continue
+            mine = [o for o in operands if _root_is(o, me, attr) or _subscripted_name(o) in aliases]
+            if mine and any(_cast_to_float(o) for o in operands if o not in mine):
+                return code(node)
+    return None
+
+
+def _strict_operands(node: cst.CSTNode, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right] if isinstance(node.operator, cst.MatrixMultiply) else []
+    assert isinstance(node, cst.Call)
+    return [a.value for a in node.args if a.keyword is None] if qualify(node.func) in _DTYPE_STRICT_CALLS else []
+
+
+def _cast_to_float(node: cst.BaseExpression) -> bool:
+    """`x.float()`, `x.double().T`, `x.float().transpose(0, 1)`: cast to a fixed floating dtype."""
+    return any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in _FLOAT_CASTS and not call.args
+        for call in nodes_of(node, cst.Call)
+    )
+
+
+_SPARSE_CONSTRUCTORS = frozenset(
+    "torch.sparse_coo_tensor torch.sparse_csr_tensor torch.sparse_csc_tensor torch.sparse_bsr_tensor "
+    "torch.sparse_bsc_tensor torch.sparse_compressed_tensor torch.sparse.FloatTensor torch.sparse.DoubleTensor "
+    "torch.sparse.LongTensor torch.sparse.IntTensor".split()
+)
+_SPARSE_METHODS = frozenset("to_sparse to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc".split())
+
+
+def sparse_value(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+    """The part of `value` that makes a sparse tensor (`torch.sparse_coo_tensor(...)`, `.to_sparse()`), or None."""
+    for call in nodes_of(value, cst.Call):
+        constructor = qualify(call.func)
+        if constructor in _SPARSE_CONSTRUCTORS:
+            return f"{constructor}(...)"
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _SPARSE_METHODS:
+            return f".{call.func.attr.value}()"
+    return None
+
+
 # What describes a tensor rather than reads its values: `L <= self.table.size(0)` compares sizes.
 _METADATA = frozenset("size shape numel nelement dim ndim dtype device".split())
 

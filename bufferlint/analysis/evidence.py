@@ -26,7 +26,7 @@ the file only reads on the host (`dt.item()` as a kernel launch argument), and 0
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import AbstractSet, Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -36,6 +36,7 @@ from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
+from bufferlint.analysis.flow import is_self_attr
 from bufferlint.analysis.walk import is_name, nodes_of
 
 # Attributes of a tensor that are tensors sharing its data (and device).
@@ -92,35 +93,56 @@ class EvidenceFinder:
         carriers: dict[str, frozenset[str]] = {}
         on_path = facts.path_method(method.func) is not None
         handed_out = on_path or not method.name.startswith("_")
+        # Rebound by this method before a read (`self.flat = torch.cat(...)`, then `return self.flat`):
+        # the read sees the value just built, not the stored one that .to() would leave behind.
+        fresh: set[str] = set()
         for site in method.sites:
             reader = _Reader(facts, method, site.state, carriers, self.wanted)
             small = site.site.small
             for node in site.operations:
                 met = reader.meets(node)
                 if met:
-                    self._add(met, "meets", method, node, reader.outside_callee(node))
+                    self._add(met, "meets", method, node, reader.outside_callee(node), fresh)
             if isinstance(small, cst.AugAssign):
-                self._add(reader.augments(small), "meets", method, small)
+                self._add(reader.augments(small), "meets", method, small, None, fresh)
             # Off the forward path a method's arguments may be host-side lists or masks
             # (`filter_envs(keep)`): only the forward path's inputs are known to be placed.
             for subscript in nodes_of(small, cst.Subscript) if on_path else ():
-                self._add(reader.indexed(subscript), "indexed", method, subscript)
+                self._add(reader.indexed(subscript), "indexed", method, subscript, None, fresh)
             if handed_out and isinstance(small, cst.Return) and small.value is not None:
-                self._add(reader.handed_out(small.value), "returned", method, small)
+                self._add(reader.handed_out(small.value), "returned", method, small, None, fresh)
             if on_path:
                 for call in site.calls:
                     move = facts.move(call, site.state, method)
                     if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
                         moved = frozenset(a for a in reader.carried(move.subject) if not to_own_device(move, method, a))
-                        self._add(moved, "moved", method, call)
+                        self._add(moved, "moved", method, call, None, fresh)
             _update(small, reader, carriers)
+            if not site.site.nested:
+                fresh |= _rebound_afresh(small, method.self_name, self.wanted)
 
-    def _add(self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode, via: Optional[str] = None) -> None:
+    def _add(
+        self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode, via: Optional[str] = None,
+        fresh: AbstractSet[str] = frozenset(),
+    ) -> None:
         assert self._found is not None
-        for attr in attrs:
+        for attr in attrs - fresh:
             known = self._found.get(attr)
             if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
                 self._found[attr] = Evidence(kind, method.name, node, via)
+
+
+def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: frozenset[str]) -> frozenset[str]:
+    """`self.<attr> = <value>` directly in the method's body, from a value that does not read the
+    attribute itself (`self.t = self.t.to(d)` is a move of the stored value, not a new one)."""
+    if type(small) is not cst.Assign or len(small.targets) != 1:  # type: ignore[attr-defined]
+        return frozenset()
+    target = small.targets[0].target  # type: ignore[attr-defined]
+    if not (is_self_attr(target, me) and target.attr.value in wanted):  # type: ignore[attr-defined]
+        return frozenset()
+    attr = target.attr.value  # type: ignore[attr-defined]
+    reads_itself = any(is_self_attr(node, me, attr) for node in nodes_of(small.value, cst.Attribute))  # type: ignore[attr-defined]
+    return frozenset() if reads_itself else frozenset((attr,))
 
 
 def _methods(facts: ForwardFacts, may_read: Callable[[cst.FunctionDef], bool]) -> Iterator[PathMethod]:

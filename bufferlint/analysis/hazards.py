@@ -45,7 +45,7 @@ from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, ba
 from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
-from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, threshold_use
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, sparse_value, strict_op_with_cast, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.init_order import prior_binding
@@ -223,7 +223,10 @@ def _order_hazards(
     subclasses = context.family.subclasses(info)
     prior = prior_binding(info, attr, anchor, subclasses, analysis.lineage)
     _subclass_values(attr, subclasses, hazards)
-    if prior.bound is not None:
+    if prior.bound is not None and anchor is None:
+        # Registered right after super().__init__(): whatever binds it runs inside the base constructor.
+        hazards.blocking.append(f"{prior.bound}, inside the base constructor, before a registration after super().__init__() could run, so register_buffer would raise KeyError")
+    elif prior.bound is not None:
         hazards.blocking.append(f"{prior.bound}, so register_buffer would raise KeyError")
     elif prior.unknown is not None:
         hazards.unsafe.append(f"not proved that nothing sets `{attr}` before it is registered: {prior.unknown}")
@@ -309,11 +312,17 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
         if maybe is not None and assignment is defining:
             hazards.unsafe.append(f"{maybe} (a complex buffer is cast to real by .to(dtype))")
     assert defining.value is not None
+    sparse = sparse_value(defining.value, analysis.inference.qualify)
+    if sparse is not None:
+        hazards.unsafe.append(
+            f"it is a sparse tensor (`{sparse}`): DistributedDataParallel broadcasts every buffer when it wraps the "
+            "model and refuses sparse ones, and that the model is never wrapped in it is not proved"
+        )
     pin = dtype_pin(defining.value, analysis.inference.qualify)
     if pin is not None:
         # Measured on fresh code: 4 of 6 such rewrites broke a module that is cast (BUF003's
         # hoisting declines these for the same reason).
-        hazards.blocking.append(f"its dtype is set on purpose (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
+        hazards.blocking.append(f"its dtype is spelled out (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it, which may change what the code computes")
         return
     kept = project.kept_float_by_holder(analysis.qualified(info)) if project.known else None
     if kept is not None:
@@ -326,6 +335,12 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
     threshold = threshold_use(defining.attr, info.methods.values())
     if threshold is not None:
         hazards.unsafe.append(f"data is compared with it (`{threshold}`): as a buffer, .half() would round it and move values across the threshold")
+    strict = strict_op_with_cast(defining.attr, analysis.inference.qualify, info.methods.values())
+    if strict is not None:
+        hazards.unsafe.append(
+            f"`{strict}` computes with it and a value cast to a fixed dtype: as a buffer, .half() would cast it but not "
+            "that value, and the op refuses two dtypes"
+        )
 
 
 def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards: Hazards) -> None:

@@ -321,12 +321,14 @@ class ProjectIndex:
         return f"*{self.canonical(name[1:])}" if name.startswith("*") else self.canonical(name)
 
     def base_names(self) -> tuple[str, ...]:
-        """Names under which the per-file pass may meet a project module class used as a base in
-        another class: qualified, re-exported, and the bare class name unless a non-module class
-        shares it. Classes nobody derives from need no entry (the per-file pass finds them)."""
+        """Names under which the per-file pass may meet a project module class: for one used as a
+        base in another class, qualified, re-exported, and the bare class name unless a non-module
+        class shares it; for the others, only the qualified name, so that a call to a module
+        class another file defines (`self.background = BackgroundField(...)` with the class
+        imported) is known to build a submodule."""
         used = {self.canonical(b) for bases in self.classes.values() for b in bases} & self.modules
         non_module_short = {n.rpartition(".")[2] for n in self.classes if n not in self.modules}
-        names: set[str] = set()
+        names: set[str] = set(self.modules)
         for qualified in used:
             short = qualified.rpartition(".")[2]
             names.add(qualified)
@@ -352,8 +354,12 @@ class ProjectScan:
     facts: ProjectFacts = field(default_factory=ProjectFacts)
 
 
-def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None) -> ProjectScan:
-    """Index every file of the run (one `ast` parse each, or a cache hit), then propagate."""
+def scan_project(
+    paths: Iterable[str], extra_bases: Iterable[str] = (), cache_dir: Optional[str] = None, context: Iterable[str] = (),
+) -> ProjectScan:
+    """Index every file of the run (one `ast` parse each, or a cache hit), then propagate.
+    `context`: other files of the project, indexed for what they tell about the run's files but
+    not checked (project_context.py)."""
     from bufferlint.prechecked import examine
     from bufferlint.source import digest
 
@@ -361,16 +367,25 @@ def scan_project(paths: Iterable[str], extra_bases: Iterable[str] = (), cache_di
     extra_bases = tuple(extra_bases)
     indexes: list[tuple[str, FileIndex]] = []
     checked: Registry = {}
-    for path in paths:
+    checked_paths = frozenset(paths := list(paths))
+    for path in [*paths, *context]:
         if not path.endswith((".py", ".pyi")):
             continue
+        if path not in checked_paths and cache is not None:
+            known_index = cache.unchanged(path)  # context: size and mtime as last read, no read at all
+            if known_index is not _CHANGED:
+                if known_index is not None:
+                    indexes.append((path, cast(FileIndex, known_index)))
+                continue
         try:
             with open(path, "rb") as handle:
                 source = handle.read()
         except OSError:
             continue
         index, tree = _file_index(source, path, cache)
-        known = examine(source, tree, extra_bases) if tree is not None else None
+        if cache is not None and path not in checked_paths:
+            cache.remember_stat(path, source)
+        known = examine(source, tree, extra_bases) if tree is not None and path in checked_paths else None
         if known is not None:
             checked[digest(source)] = known
         if index is not None:
@@ -397,6 +412,9 @@ def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tupl
     return index, tree
 
 
+_CHANGED = object()  # IndexCache.unchanged(): the file must be read
+
+
 class IndexCache:
     """File indexes by content hash, in one JSON file of the result cache directory.
 
@@ -408,10 +426,35 @@ class IndexCache:
 
     MAX_ENTRIES = 50_000
 
-    def __init__(self, path: str, salt: str, entries: dict[str, object]) -> None:
+    def __init__(self, path: str, salt: str, entries: dict[str, object], stats: Optional[dict[str, list[Any]]] = None) -> None:
         self.path, self.salt, self.entries = path, salt, entries
         self.used: dict[str, object] = {}
         self.changed = False
+        # Files a run read only for context (project_context.py): path -> [size, mtime_ns, key], so
+        # that the next run takes their index without reading them when neither changed.
+        self.stats: dict[str, list[Any]] = stats or {}
+
+    def unchanged(self, path: str) -> "Optional[FileIndex] | object":
+        """The index of a context file whose size and mtime are as last read, else `_CHANGED`."""
+        known = self.stats.get(path)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return _CHANGED
+        if known is None or known[0] != stat.st_size or known[1] != stat.st_mtime_ns or known[2] not in self.entries:
+            return _CHANGED
+        return self.get(known[2], module_name(path))
+
+    def remember_stat(self, path: str, source: bytes) -> None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return
+        module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
+        entry = [stat.st_size, stat.st_mtime_ns, self.key(source, module, is_package)]
+        if self.stats.get(path) != entry:
+            self.stats[path] = entry
+            self.changed = True
 
     @classmethod
     def load(cls, directory: str) -> "IndexCache":
@@ -423,10 +466,12 @@ class IndexCache:
         try:
             with open(path, "rb") as handle:
                 payload = json.loads(handle.read())
-            entries = payload["entries"] if payload.get("salt") == salt else {}
+            fresh = payload.get("salt") == salt
+            entries = payload["entries"] if fresh else {}
+            stats = payload.get("stats", {}) if fresh else {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            entries = {}
-        return cls(path, salt, entries if isinstance(entries, dict) else {})
+            entries, stats = {}, {}
+        return cls(path, salt, entries if isinstance(entries, dict) else {}, stats if isinstance(stats, dict) else {})
 
     @staticmethod
     def key(source: bytes, module: str, is_package: bool) -> str:
@@ -455,7 +500,8 @@ class IndexCache:
         entries = {**self.entries, **self.used}
         if len(entries) > self.MAX_ENTRIES:
             entries = self.used
-        payload = json.dumps({"salt": self.salt, "entries": entries}, separators=(",", ":"))
+        stats = {path: stat for path, stat in self.stats.items() if stat[2] in entries}
+        payload = json.dumps({"salt": self.salt, "entries": entries, "stats": stats}, separators=(",", ":"))
         try:
             ensure_cache_dir(os.path.dirname(self.path), os.path.dirname(self.path))
             fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(self.path))

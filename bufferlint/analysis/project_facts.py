@@ -59,7 +59,7 @@ _META_INIT = re.compile(
 _RESUME_WORDS = (b"load_state_dict(", b"ckpt_path", b"load_state(", b"resume")
 _OPTIMIZER_RESUME = re.compile(
     rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
-    rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\.load_state\("
+    rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\baccelerator\w*[ \t]*\.[ \t]*load_state\("  # a layer's `.load_state(...)` loads weights
     rb"|\brunner\.resume\("  # mmcv's runner restores the optimizer with the model
     rb"|\bresume[ \t]*=[ \t]*True\b"  # mmengine's `cfg.resume = True` (`tools/train.py --resume`), `Runner(resume=True)`
 )
@@ -446,10 +446,24 @@ def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> 
         holder = match.group(1)
         if holder in (b"self", b"cls") or holder in selves or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
             continue
+        end = source.find(b"\n", match.end())
+        if _never_a_parameter(source[match.end(): end if end >= 0 else len(source)]):
+            continue
         name = match.group(2).decode("ascii")
         if name not in first:
             first[name] = _line_of(source, match.start(2))
     return tuple(first.items())
+
+
+# Values that are never an nn.Parameter: a torch factory (not torch.nn's), numpy, a literal, None,
+# arithmetic (`box.aabb = box.aabb * scale`). Assigning one to a Parameter's name raises TypeError
+# (None only empties it), so such a line sets another object's attribute, or nothing a buffer minds.
+_NOT_A_PARAMETER = re.compile(rb"[ \t]*(?:torch\.(?!nn\.)|np\.|numpy\.|[\[({'\"0-9-]|(?:True|False|None)\b)")
+_ARITHMETIC = re.compile(rb"\s[-+*/@]\s")
+
+
+def _never_a_parameter(value: bytes) -> bool:
+    return _NOT_A_PARAMETER.match(value) is not None or _ARITHMETIC.search(value) is not None
 
 
 def _instance_names(tree: ast.Module) -> frozenset[bytes]:
@@ -1003,8 +1017,10 @@ def _names_no_parameter(receiver: ast.expr, fresh: Callable[[str], bool]) -> boo
 
 
 def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
-    """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`)."""
-    pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
+    """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`),
+    or to a Parameter it builds itself (`master = nn.Parameter(flat)`: an fp16 master copy, not
+    one of the model's)."""
+    pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|(?:nn\.)?Parameter\(|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
     return re.search(pattern, source) is not None
 
 

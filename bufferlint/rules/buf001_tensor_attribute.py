@@ -115,7 +115,7 @@ class TensorAttribute(Rule):
        a layer's weight that never became an nn.Parameter (a buffer would keep it from training)
        (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
-       imaginary part), not bucket boundaries of `torch.bucketize`, no dtype set on purpose,
+       imaginary part), not bucket boundaries of `torch.bucketize`, no dtype spelled out,
        such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)`,
        and not in a module that a holder in any file puts back in float32 after casting itself to half (`def half(self):
        super().half(); self.kernel = self.kernel.float()`: the plain tensor stays exact, a buffer

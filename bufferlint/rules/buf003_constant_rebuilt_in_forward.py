@@ -104,7 +104,7 @@ class ConstantRebuiltInForward(Rule):
     1. The tensor is not modified in place afterwards, and does not leave the call (returned,
        put in a list or dict, stored on an object): a buffer would be one tensor every call shares.
     2. It reads no local variable of the method.
-    3. Its dtype is not set on purpose (`dtype=torch.float32`, `.double()`): a buffer is cast by
+    3. Its dtype is not spelled out (`dtype=torch.float32`, `.double()`): a buffer is cast by
        `.half()` and `.to(torch.bfloat16)`.
     4. The class does not place its tensors itself (`self.device = device` set while
        constructing, or `device=device` passed on from its `__init__`): the hoisted constant
@@ -246,7 +246,7 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return f"{placed}, and a hoisted constant would be built on the CPU"
     pin = dtype_pin(found.value, analysis.inference.qualify)
     if pin is not None:
-        return f"its dtype is set on purpose (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16)"
+        return f"its dtype is spelled out (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16), which may change what the code computes"
     if analysis.project.meta_init is not None:
         return f"the project builds modules on the meta device ({analysis.project.meta_init}), and load_state_dict() never restores a non-persistent buffer"
     unmoved = moved_with_users(class_attributes(analysis, info))

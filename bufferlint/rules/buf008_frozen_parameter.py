@@ -10,6 +10,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, own_bookkeeping
+from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -81,6 +82,9 @@ class FrozenParameterRule(Rule):
     holds no values at all (`nn.Parameter(torch.empty(0), requires_grad=False)`) and that nothing
     reads, whatever the class holds besides. (An empty one read for its dtype, `self.dummy.dtype`,
     stays a finding: a buffer tells the dtype as well.)
+    Nor for a placeholder in a slot that other configurations fill with a submodule
+    (`self.background = Field(...)` in one branch, `nn.Parameter(torch.ones(1), requires_grad=False)`
+    in the other): it keeps the slot's optimizer group non-empty.
 
     ## Fix safety
     Unsafe, always: `self.register_buffer("mean", <the wrapped tensor>)`. The `state_dict()` keys
@@ -138,6 +142,8 @@ class FrozenParameterRule(Rule):
                     continue  # a model holding it turns requires_grad on for all it holds
                 if presence_only(info, parameter.attr, related) or (_holds_nothing(parameter, analysis) and unread(info, parameter.attr, related)):
                     continue  # it is there to be in parameters() (a device anchor), not to be read
+                if _stands_in_for_a_module(info, parameter.attr):
+                    continue  # a dummy in the slot other configurations fill with a submodule
                 yield self._finding(analysis, info, parameter, frozen)
 
     def _finding(
@@ -167,6 +173,13 @@ class FrozenParameterRule(Rule):
         return self.finding(analysis, parameter.assignment.statement, message, fix)
 
 
+def _stands_in_for_a_module(info: ClassInfo, attr: str) -> bool:
+    """Other branches assign a submodule to the name (`self.background = Field(...)` when configured,
+    `nn.Parameter(torch.ones(1), requires_grad=False)` otherwise): the parameter is a placeholder
+    that keeps the slot's optimizer group non-empty, not a constant the module computes with."""
+    return any(a.kind is ValueKind.MODULE for a in info.assignments_to(attr))
+
+
 def _holds_nothing(parameter: FrozenParameter, analysis: FileAnalysis) -> bool:
     """`nn.Parameter(torch.empty(0), requires_grad=False)`: no values, so no constant; a dummy that
     makes `parameters()` non-empty (for `next(self.parameters()).device`, or for a wrapper that
@@ -190,10 +203,14 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     if parameter.data is None:
         return "nn.Parameter() is given no tensor"
     frozen_ids = {id(p.assignment) for p in frozen}
+    init_time = init_time_methods(info)
     other = next((
         a for a in info.assignments_to(attr)
         if id(a) not in frozen_ids  # `self.pos = None` in the other branch of the same if never meets the registration
         and not (a.kind is ValueKind.NONE and exclusive_branches(a.site, parameter.assignment.site))
+        # a tensor stored after construction (`self.occs = self.occs.to(device)` in an own `to()`)
+        # updates a buffer in place of the name; on the Parameter it raises TypeError
+        and not (a.kind is ValueKind.TENSOR and a.method.name.value not in init_time)
     ), None)
     if other is not None:
         return f"`{attr}` is also assigned in {other.method.name.value}()"
