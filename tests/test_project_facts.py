@@ -7,6 +7,7 @@ device, a helper that builds complex tensors... and checks the finding, its fix 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -16,6 +17,7 @@ from typing import Any, Optional
 import pytest
 import torch
 
+from bufferlint.analysis.project_facts import FileFacts, file_facts
 from bufferlint.cli import main
 
 MODEL_HEAD = "import torch\nfrom torch import nn\n"
@@ -838,3 +840,54 @@ def test_tests_and_benchmarks_have_no_device_findings_unless_asked(tmp_path: Pat
     assert by_file(root, "--check-tests") == everywhere
     configured = _project(tmp_path / "configured", {**files, "pyproject.toml": "[tool.bufferlint]\ncheck-tests = true\n"})
     assert by_file(configured) == everywhere
+
+
+REGION = MODEL_HEAD + (
+    "\n\nclass Region(nn.Module):\n"
+    "    def __init__(self, anchors):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(2, 2)\n"
+    "        self.anchors = torch.tensor(anchors).view(-1, 2)\n\n"
+    "    def forward(self, x):\n"
+    "        return self.lin(x) * self.anchors[0]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "fix"),
+    [
+        ("import os\n\n\ndef build(block, layer):\n    layer.anchors = [float(a) for a in block['anchors'].split(',')]\n", "unsafe"),
+        ("import os\n\n\ndef build(block, layer):\n    layer.anchors = 3\n", "unsafe"),
+        ("import torch\n\n\ndef build(layer):\n    layer.anchors = torch.ones(2, 2)\n", "safe"),  # a tensor: a buffer takes it
+        ("def build(layer):\n    return layer.anchors\n", "safe"),
+    ],
+    ids=["list", "number", "tensor", "read-only"],
+)
+def test_a_tensor_attribute_set_to_a_plain_value_from_outside_has_an_unsafe_fix(
+    script: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another file sets the name to a list or a number on some object: if that is this module,
+    a buffer refuses the value (TypeError) where the plain attribute took it."""
+    root = _project(tmp_path / "p5", {"region.py": REGION, "darknet.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
+    assert _summary(findings) == [("region.py", 9, "BUF001", fix)]
+    if fix == "unsafe":
+        assert f"unsafe: `anchors` is set to a plain Python value on an object outside its class ({root / 'darknet.py'}:5)" in findings[0]["message"]
+
+
+def test_file_facts_survive_the_index_cache_field_for_field() -> None:
+    """The index cache stores FileFacts as a list (to_json) and reads it back by position
+    (from_json): every field must come back where it was, or cached runs read other facts."""
+    source = (
+        "import pickle\nimport torch\nfrom torch import nn\n__all__ = ['Adapter']\n\n\n"
+        "class Adapter(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.gate = nn.Parameter(torch.zeros(3), requires_grad=False)\n\n"
+        "    def to(self, device):\n        self.gate.data = self.gate.data.to(device)\n        return self\n\n\n"
+        "def train(model, optimizer, ckpt, box, layer, other):\n"
+        "    model.gate.requires_grad = True\n    optimizer.load_state_dict(ckpt['optimizer'])\n"
+        "    torch.set_default_device('cuda')\n    layer.anchors = [1.0, 2.0]\n    box.gate = other\n"
+        "    with torch.device('cuda'):\n        model.setup_caches()\n    return pickle.load(open('m.pkl', 'rb'))\n"
+    )
+    facts = file_facts(ast.parse(source), "pkg.train", source.encode())
+    assert facts.set_outside and facts.set_outside_plain and facts.unfrozen and facts.resumes_optimizer
+    assert FileFacts.from_json(json.loads(json.dumps(facts.to_json()))) == facts

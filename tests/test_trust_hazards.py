@@ -445,3 +445,29 @@ def test_an_own_to_storing_a_moved_copy_raises_on_the_parameter_and_works_on_the
     line = "        self.occs = nn.Parameter(torch.zeros(n, device=device), requires_grad=False)"
     fixed = _naive(text, line, '        self.register_buffer("occs", torch.zeros(n, device=device))', tmp_path).Grid(3).to("meta")
     assert fixed.occs.device.type == "meta" and "occs" in dict(fixed.named_buffers())
+
+
+def test_a_buffer_refuses_the_list_a_plain_tensor_attribute_took() -> None:
+    """tests/test_project_facts.py (plain value set from outside): another file replaces a layer's
+    anchors with a list; on a plain attribute that works, on a buffer it raises TypeError."""
+    plain, registered = torch.nn.Module(), torch.nn.Module()
+    plain.anchors = torch.ones(2)
+    plain.anchors = [1.0, 2.0]
+    registered.register_buffer("anchors", torch.ones(2), persistent=False)
+    with pytest.raises(TypeError, match="anchors"):
+        registered.anchors = [1.0, 2.0]
+
+
+def test_registering_a_table_the_class_checks_as_float32_fails_once_cast(tmp_path: Path) -> None:
+    """fixtures/trust/rebuild_source_table.py: cast with `.to(torch.bfloat16)`, the original keeps
+    its frequency table in float32 and rebuilds its cache; registered, the table is cast too and
+    the class's own check fails."""
+    text = _source("rebuild_source_table.py")
+    x = torch.randn(2, 6, 8, dtype=torch.bfloat16)
+    load_text(text, tmp_path).RotaryCache(8).to(torch.bfloat16)(x, 6)
+    line = "        self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))"
+    first = text.index(line)
+    naive_text = text[:first] + _register(line) + text[first + len(line):]
+    naive = load_text(naive_text, tmp_path).RotaryCache(8).to(torch.bfloat16)
+    with pytest.raises(AssertionError):
+        naive(x, 6)

@@ -171,6 +171,19 @@ def threshold_use(attr: str, methods: Iterable[cst.FunctionDef]) -> Optional[str
     return None
 
 
+def dtype_checked(attr: str, methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+    """The comparison that checks `self.<attr>.dtype` (`assert self.inv_freq.dtype == torch.float32`):
+    the code relies on the dtype it built the tensor with."""
+    code = cst.Module([]).code_for_node
+    for func in methods:
+        me = self_name(func) or ""
+        for comparison in nodes_of(func.body, cst.Comparison):
+            sides = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+            if any(isinstance(side, cst.Attribute) and side.attr.value == "dtype" and _root_is(side.value, me, attr) for side in sides):
+                return code(comparison.with_changes(lpar=(), rpar=()))
+    return None
+
+
 # Ops that refuse operands of two floating dtypes (elementwise ops promote; these raise).
 _DTYPE_STRICT_CALLS = frozenset(
     "torch.matmul torch.mm torch.bmm torch.mv torch.einsum torch.addmm torch.baddbmm torch.nn.functional.linear "

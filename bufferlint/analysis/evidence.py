@@ -31,12 +31,12 @@ from typing import AbstractSet, Callable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
+from bufferlint.analysis.flow import is_self_attr
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
-from bufferlint.analysis.flow import is_self_attr
 from bufferlint.analysis.walk import is_name, nodes_of
 
 # Attributes of a tensor that are tensors sharing its data (and device).

@@ -16,7 +16,8 @@ The obligations (the rules' docs list them too):
    the helpers they call (resolved from the class being built, overrides included), the base
    constructors in this file or others, and the subclasses of this file and others;
 4. it is registered after `super().__init__()`, and no base constructor runs after it;
-5. every value the class assigns to it is a tensor or None;
+5. every value the class assigns to it is a tensor or None, and no code outside the class sets the
+   name on an object to a plain Python value (a buffer refuses it);
 6. the value is a fresh tensor: it does not require grad, derive from a parameter or submodule,
    or alias an argument or another attribute, and it is not handed to another module; nor is it
    a randomly initialised `weight`/`bias`, which may be a forgotten nn.Parameter (unsafe);
@@ -45,7 +46,7 @@ from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, ba
 from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
-from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_pin, sparse_value, strict_op_with_cast, threshold_use
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin, sparse_value, strict_op_with_cast, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.init_order import prior_binding
@@ -101,6 +102,7 @@ def buffer_hazards(
     _in_place_hazards(info, attr, hazards)
     _walk_hazards(info, context, hazards)
     _project_hazards(context, hazards)
+    _plain_value_from_outside(attr, context, hazards)
     return hazards
 
 
@@ -318,6 +320,10 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
             f"it is a sparse tensor (`{sparse}`): DistributedDataParallel broadcasts every buffer when it wraps the "
             "model and refuses sparse ones, and that the model is never wrapped in it is not proved"
         )
+    checked = dtype_checked(defining.attr, info.methods.values())
+    if checked is not None:
+        hazards.blocking.append(f"the class checks its dtype (`{checked}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
+        return
     pin = dtype_pin(defining.value, analysis.inference.qualify)
     if pin is not None:
         # Measured on fresh code: 4 of 6 such rewrites broke a module that is cast (BUF003's
@@ -451,6 +457,18 @@ def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
         hazards.unsafe.append(
             f"the project restores pickled modules or copies parameters and buffers by name ({pickles}): that no module "
             "saved before the change is restored, or matched name by name against the new one, is not proved"
+        )
+
+
+def _plain_value_from_outside(attr: str, context: ProofContext, hazards: Hazards) -> None:
+    """Obligation 5, across files: code outside the class sets the name on some object to a plain
+    Python value (`layer.anchors = [float(a) for a in spec]`); if that object is this module, its
+    buffer refuses the value (TypeError), where the plain attribute took it."""
+    where = context.analysis.project.set_outside_plain.get(attr)
+    if where is not None:
+        hazards.unsafe.append(
+            f"`{attr}` is set to a plain Python value on an object outside its class ({where}): if that object is "
+            "this module, a buffer refuses the value (TypeError)"
         )
 
 

@@ -16,7 +16,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import child_nodes, is_self_attr, iter_nodes, iter_sites, self_name, stored_names
-from bufferlint.analysis.dtypes import dtype_pin
+from bufferlint.analysis.dtypes import dtype_checked, dtype_pin
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.moved_attrs import called_attributes
 from bufferlint.analysis.names import dotted_name
@@ -855,6 +855,46 @@ def _pinned_and_placed_once(info: ClassInfo, attr: str, defining: Optional[AttrA
     return f"{moves[0][0]}() places it once, on a device the program picks, and its dtype is kept on purpose"
 
 
+def _source_of_rebuilt_caches(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """A table the class keeps in its own dtype (it checks it: `assert self.inv_freq.dtype ==
+    torch.float32`) and reads after construction only inside the branch that rebuilds its caches
+    once they no longer fit the input (`if seq_len > self.max_seq_len_cached or
+    self.cos_cached.device != x.device: ...; self.cos_cached = ...`): the source of those caches,
+    kept plain on purpose so that casting the module leaves it exact, and moved only when they are
+    rebuilt, not on every call."""
+    if defining is None or not defining.in_init:
+        return None
+    init_time = init_time_methods(info)
+    later = [info.methods[name] for name in method_reads(info).readers.get(attr, ()) if name not in init_time]
+    if not later or dtype_checked(attr, later) is None:
+        return None
+    if not all(_read_only_when_rebuilding(func, attr) for func in later):
+        return None
+    return f"{later[0].name.value}() reads it only to rebuild its caches, and checks its dtype: kept plain on purpose"
+
+
+def _read_only_when_rebuilding(func: cst.FunctionDef, attr: str) -> bool:
+    """Every statement of `func` that reads `self.<attr>` sits in an `if` that tests the class's
+    own state and rebuilds other attributes of it."""
+    me = self_name(func)
+    reading = [site for site in iter_sites(func) if _mentions_self_attr(site.small, me, attr)]
+    for site in reading:
+        top = site.top
+        if not (site.nested and isinstance(top, cst.If)) or not _reads_state_of(top.test, me):
+            return False
+        rebuilt = {
+            t.target.attr.value for assign in nodes_of(top.body, cst.Assign) for t in assign.targets  # type: ignore[attr-defined]
+            if is_self_attr(t.target, me) and t.target.attr.value != attr  # type: ignore[attr-defined]
+        }
+        if not rebuilt:
+            return False
+    return bool(reading)
+
+
+def _reads_state_of(test: cst.BaseExpression, me: Optional[str]) -> bool:
+    return any(is_self_attr(node, me) for node in nodes_of(test, cst.Attribute))
+
+
 def _moves_of(func: cst.FunctionDef, attr: str) -> Iterator[cst.Call]:
     me = self_name(func)
     for call in nodes_of(func.body, cst.Call):
@@ -1035,5 +1075,5 @@ def given_device(info: ClassInfo) -> Optional[str]:
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
     _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _kept_on_host,
-    _placed_by_choice, _caller_placed, _pinned_and_placed_once,
+    _placed_by_choice, _caller_placed, _pinned_and_placed_once, _source_of_rebuilt_caches,
 )

@@ -161,6 +161,8 @@ class FileFacts:
     # a cast override that puts a held module back in float32 (analysis/holder_casts.py):
     # (the holder, qualified; its attribute; the class built into it, by name; the line)
     recasts_held: tuple[tuple[str, str, str, int], ...] = ()
+    # `<object>.<name> = <a plain Python value>` (`layer.anchors = [float(a) for a in s]`): name, first line
+    set_outside_plain: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -168,13 +170,14 @@ class FileFacts:
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
-            self.recasts_held,
+            self.recasts_held, self.set_outside_plain,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
-         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts) = data
+         complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
+         set_plain) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -184,6 +187,7 @@ class FileFacts:
             tuple((name, line) for name, line in unfreezes_held),
             tuple((name, total, throwaway) for name, total, throwaway in mentions),
             tuple((holder, attr, held, line) for holder, attr, held, line in recasts),
+            tuple((name, line) for name, line in set_plain),
         )
 
 
@@ -225,7 +229,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
     )
     if b"__all__" in source:
         facts.exports = _exports(tree)
-    facts.set_outside = _set_from_outside(source, _instance_names(tree))
+    facts.set_outside, facts.set_outside_plain = _set_from_outside(source, _instance_names(tree))
     facts.class_mentions = _class_mentions(tree, source, is_test_module(module), package)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
@@ -437,22 +441,25 @@ def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int
             stack.extend(child for child in getattr(node, field_name, ()) if isinstance(child, (ast.stmt, ast.excepthandler)))
 
 
-def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[str, int], ...]:
+def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
     """Attribute names the file sets on objects other than `self`/`cls` (or another name the file's
     methods give their instance: `def __init__(this, n)`), each with its first line; not on an
-    object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module."""
+    object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module. Two lists: values
+    that may be a Parameter, and plain Python values (a list, a number), which a buffer refuses."""
     first: dict[str, int] = {}
+    plain: dict[str, int] = {}
     for match in _SET_FROM_OUTSIDE.finditer(source):
         holder = match.group(1)
         if holder in (b"self", b"cls") or holder in selves or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
             continue
         end = source.find(b"\n", match.end())
-        if _never_a_parameter(source[match.end(): end if end >= 0 else len(source)]):
-            continue
+        value = source[match.end(): end if end >= 0 else len(source)]
         name = match.group(2).decode("ascii")
-        if name not in first:
-            first[name] = _line_of(source, match.start(2))
-    return tuple(first.items())
+        if _PLAIN_VALUE.match(value) is not None:
+            plain.setdefault(name, _line_of(source, match.start(2)))
+        elif not _never_a_parameter(value):
+            first.setdefault(name, _line_of(source, match.start(2)))
+    return tuple(first.items()), tuple(plain.items())
 
 
 # Values that are never an nn.Parameter: a torch factory (not torch.nn's), numpy, a literal, None,
@@ -460,6 +467,8 @@ def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> 
 # (None only empties it), so such a line sets another object's attribute, or nothing a buffer minds.
 _NOT_A_PARAMETER = re.compile(rb"[ \t]*(?:torch\.(?!nn\.)|np\.|numpy\.|[\[({'\"0-9-]|(?:True|False|None)\b)")
 _ARITHMETIC = re.compile(rb"\s[-+*/@]\s")
+# Plain Python values: a list, tuple or dict display, a number, a string, a bool, a builtin's result.
+_PLAIN_VALUE = re.compile(rb"[ \t]*(?:[\[({'\"0-9]|-[0-9]|(?:True|False)\b|(?:list|tuple|dict|int|float|str|len)\()")
 
 
 def _never_a_parameter(value: bytes) -> bool:
@@ -1134,6 +1143,7 @@ class ProjectFacts:
         self.device_context_calls: dict[str, str] = {}  # method -> `path:line` of a call under `with torch.device(...)`
         self.exports: dict[str, tuple[str, ...]] = {}  # module -> its literal `__all__`
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
+        self.set_outside_plain: dict[str, str] = {}  # the same, for plain Python values (`= [1, 2]`)
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
         self.recasts_held: list[tuple[str, str, str, str]] = []  # (holder, attribute, held class's name, `path:line`)
         ordered = sorted(files, key=lambda item: item[0])
@@ -1166,6 +1176,8 @@ class ProjectFacts:
             self.device_context_calls.setdefault(method, f"{path}:{line}")
         for name, line in facts.set_outside:
             self.set_outside.setdefault(name, f"{path}:{line}")
+        for name, line in facts.set_outside_plain:
+            self.set_outside_plain.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
         self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
         modules = {name.rpartition(".")[0] for name in facts.classes}
@@ -1196,6 +1208,7 @@ class ProjectFacts:
                 sorted(self.throwaway),
                 sorted(self.exports.items()),
                 sorted(self.set_outside.items()),
+                sorted(self.set_outside_plain.items()),
                 sorted(self.unfreezes_held),
                 sorted(self.recasts_held),
             ],

@@ -51,7 +51,8 @@ class TensorAttribute(Rule):
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors; one element of a 1-D
     tensor counts: `width * (centres[1] - centres[0])`), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
-    shape, a cache computed from the parameters (`if self.delta is None: self.delta = self.up.weight
+    shape, a table the class checks is float32 and reads only in the branch that rebuilds its caches
+    (`if seq_len > self.max_seq_len_cached: ... self.inv_freq.to(t.device)`), a cache computed from the parameters (`if self.delta is None: self.delta = self.up.weight
     @ self.down.weight`), a tensor a method builds asking for gradients and hands to its own
     optimizer (a multiplier re-created for every run), state set from a method's arguments (a local filled
     from them in place counts: `counts[i] = (idx == i).sum()`) or rebuilt per call, a lazy cache behind `hasattr`,
@@ -108,7 +109,10 @@ class TensorAttribute(Rule):
        the registration (`Module.__init__` resets `_buffers`; a torch `Distribution` base runs it
        again) (unsafe).
     5. Every value the class assigns to it is a tensor or `None`, and the defining statement assigns
-       no other name (`self.k = self.v = torch.zeros(n)`: the registration would drop `v`) (no fix).
+       no other name (`self.k = self.v = torch.zeros(n)`: the registration would drop `v`) (no fix);
+       no code outside the class sets the name on an object to a plain Python value
+       (`layer.anchors = [float(a) for a in spec]`: if that object is this module, the buffer
+       refuses the list) (unsafe).
     6. The value is a fresh tensor: it does not require grad or derive from a parameter or a
        submodule's weights (no fix), does not alias an argument or another attribute, is not
        handed to another module, and is not a randomly initialised `weight` or `bias`, which may be
@@ -116,7 +120,8 @@ class TensorAttribute(Rule):
        (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
        imaginary part), not bucket boundaries of `torch.bucketize`, no dtype spelled out,
-       such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)`,
+       such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)`, no
+       check of its dtype in the class (`assert self.inv_freq.dtype == torch.float32`),
        and not in a module that a holder in any file puts back in float32 after casting itself to half (`def half(self):
        super().half(); self.kernel = self.kernel.float()`: the plain tensor stays exact, a buffer
        would be rounded first) (no fix); not compared with data as thresholds
