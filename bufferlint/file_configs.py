@@ -29,6 +29,11 @@ class FileConfigs:
         self._by_folder: dict[Path, FileConfig] = {}
         self._prepared: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
 
+    @property
+    def explicit(self) -> bool:
+        """`--config FILE`: one configuration for every file, wherever it sits."""
+        return self._explicit is not None
+
     def config_of(self, path: str) -> FileConfig:
         """The configuration that applies to `path`, read once per folder."""
         if self._explicit is not None:

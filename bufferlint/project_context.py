@@ -7,8 +7,9 @@ decides a fix. So the scan also reads the project's other Python files (one `ast
 a cache hit), while only the given files are checked. Linting a file alone then reports what
 linting the whole project reports for it.
 
-The project is the folder of the configuration that applies to a given file (`pyproject.toml`,
-`bufferlint.toml`...), else its git root; a file in neither is scanned alone. A folder given on
+The project is the folder of the configuration found for a given file (`pyproject.toml`,
+`bufferlint.toml`...), else its git root (also with `--config FILE`, which may sit anywhere); a
+file in neither is scanned alone. A folder given on
 the command line that holds the whole project needs nothing more. Files the configuration
 excludes stay out of the scan too.
 """
@@ -27,9 +28,9 @@ _SCANNED_SUFFIXES = (".py", ".pyi")
 
 def context_paths(given: Iterable[str], candidates: list[Candidate], configs: FileConfigs) -> list[str]:
     """Python files of the candidates' projects that the run does not check, in walking order."""
-    folders = [os.path.abspath(p) for p in given if os.path.isdir(p)]
+    folders = [os.path.realpath(p) for p in given if os.path.isdir(p)]
     seen = {identity(c.path) for c in candidates}
-    roots = sorted({root for c in candidates if (root := project_folder(c.path, configs)) is not None})
+    roots = sorted({os.path.realpath(root) for c in candidates if (root := project_folder(c.path, configs)) is not None})
     found: list[str] = []
     for root in roots:
         if any(_within(root, folder) for folder in folders):
@@ -44,11 +45,12 @@ def context_paths(given: Iterable[str], candidates: list[Candidate], configs: Fi
 
 
 def project_folder(path: str, configs: FileConfigs) -> Optional[str]:
-    """The folder of the configuration that applies to `path`, else its git root, else None."""
+    """The folder of the configuration found for `path`, else its git root, else None. A file
+    named with `--config` may sit anywhere: then the git root."""
     if path == "-":
         return None
     config = configs.config_of(path)
-    if config.path is not None:
+    if config.path is not None and not configs.explicit:
         return str(config.root)
     return _git_root(Path(os.path.abspath(path)).parent)
 

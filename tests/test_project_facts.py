@@ -150,13 +150,15 @@ FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():
         ("import torch\n\n\ndef probe():\n    return torch.eye(3).requires_grad_()\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         # an fp16 master copy the script builds as its own Parameter: none of the model's
         ("from torch import nn\n\n\ndef master(params):\n    master_params = nn.Parameter(flatten(params))\n    master_params.requires_grad = True\n    return [master_params]\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        # the same name bound to a Parameter in another function says nothing of this loop
+        ("from torch import nn\n\n\ndef make(x):\n    param = nn.Parameter(x)\n    return param\n\n\ndef train(model):\n    for name, param in model.named_parameters():\n        param.requires_grad = True\n", [("adapter.py", 9, "BUF008", "none")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model, flag=False)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         (FLAG_HELPER + "\n\ndef train(model, ema):\n    set_grad(ema, False)\n    set_grad(model)\n", [("adapter.py", 9, "BUF008", "none")]),  # the default turns it on
         (FLAG_HELPER + "\n\ndef train(model, on):\n    set_grad(model, on)\n", [("adapter.py", 9, "BUF008", "none")]),  # a flag not known to be False
     ],
     ids=[
         "freezes-only", "by-name", "by-name-filter", "filter-holds-name", "filter-part-of-name", "filter-of-other-names",
-        "whole-module", "input-tensor", "factory-tensor", "master-copy", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
+        "whole-module", "input-tensor", "factory-tensor", "master-copy", "parameter-elsewhere", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
     ],
 )
 def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
@@ -234,13 +236,15 @@ def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
         ("class Counter:\n    def __init__(this):\n        this.gate = 0\n", None),  # its own, under another name
         ("class Counter:\n    @staticmethod\n    def reset(this, value):\n        this.gate = value\n", "train.py:4"),  # no instance there
         ("import torch\n\n\ndef adapt(model):\n    model.adapter.gate = torch.nn.Parameter(torch.ones(3))\n", "train.py:5"),
+        ("from torch import nn\n\n\ndef adapt(model, stats):\n    model.adapter.gate = nn.Parameter(stats.mean * 255, requires_grad=False)\n", "train.py:5"),
         # never a Parameter: on a module's Parameter it would raise TypeError, so another object's
         ("def rescale(box, s):\n    box.gate = box.gate * s\n", None),
         ("import torch\n\n\ndef reset(box):\n    box.gate = torch.zeros(3)\n", None),
     ],
     ids=[
         "swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object",
-        "own-attribute-named-this", "static-method-argument", "a-new-parameter", "arithmetic", "a-factory",
+        "own-attribute-named-this", "static-method-argument", "a-new-parameter", "a-new-parameter-of-arithmetic", "arithmetic",
+        "a-factory",
     ],
 )
 def test_a_frozen_parameter_set_from_outside_has_no_fix(

@@ -116,3 +116,27 @@ def test_context_files_come_from_the_cache_until_they_change(tmp_path: Path) -> 
     assert any(path.endswith("base.py") for path in stats)
     (tmp_path / "pkg/base.py").write_text("class LossBase:\n    pass\n\nclass Plain:\n    pass\n")
     assert lint() == []
+
+
+def test_a_context_file_whose_module_name_changes_is_read_again(tmp_path: Path) -> None:
+    """A folder that gains an `__init__.py` renames the modules of its files: a cached context
+    index under the old name must not be reused, or the base class it defines goes unseen."""
+    _write(tmp_path, {
+        "pkg/base.py": "import torch.nn as nn\n\nclass Base(nn.Module):\n    pass\n",
+        "model.py": (
+            "import torch\nfrom pkg.base import Base\n\nclass Net(Base):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.t = torch.zeros(3)\n\n    def forward(self, x):\n        return x * self.t\n"
+        ),
+    })
+    (tmp_path / ".git").mkdir()
+
+    def lint() -> list[tuple[str, int, str]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bufferlint", "--output-format", "json", "--exit-zero", "--cache-dir", str(tmp_path / "cache"), "model.py"],
+            capture_output=True, text=True, check=True, cwd=tmp_path,
+        )
+        return [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(done.stdout)]
+
+    lint()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    assert lint() == [("model.py", 7, "BUF001")]

@@ -214,15 +214,34 @@ def _strict_operands(node: cst.CSTNode, qualify: Callable[[cst.BaseExpression], 
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right] if isinstance(node.operator, cst.MatrixMultiply) else []
     assert isinstance(node, cst.Call)
-    return [a.value for a in node.args if a.keyword is None] if qualify(node.func) in _DTYPE_STRICT_CALLS else []
+    if qualify(node.func) in _DTYPE_STRICT_CALLS:
+        return [a.value for a in node.args]
+    func = node.func  # `a.matmul(b)`, `a.mm(b)`: the receiver is an operand too
+    if isinstance(func, cst.Attribute) and func.attr.value in _DTYPE_STRICT_METHODS:
+        return [func.value, *(a.value for a in node.args)]
+    return []
+
+
+_DTYPE_STRICT_METHODS = frozenset("matmul mm bmm mv addmm baddbmm".split())
 
 
 def _cast_to_float(node: cst.BaseExpression) -> bool:
-    """`x.float()`, `x.double().T`, `x.float().transpose(0, 1)`: cast to a fixed floating dtype."""
-    return any(
-        isinstance(call.func, cst.Attribute) and call.func.attr.value in _FLOAT_CASTS and not call.args
-        for call in nodes_of(node, cst.Call)
-    )
+    """`x.float()`, `x.double().T`, `x.to(torch.float32)`, `x.type(torch.float64)`: cast to a
+    fixed floating dtype."""
+    for call in nodes_of(node, cst.Call):
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        if func.attr.value in _FLOAT_CASTS and not call.args:
+            return True
+        if func.attr.value in ("to", "type") and any(_names_float_dtype(a.value) for a in call.args):
+            return True
+    return False
+
+
+def _names_float_dtype(node: cst.BaseExpression) -> bool:
+    name = dotted_name(node) or ""
+    return name.startswith("torch.") and name[len("torch."):] in ("float32", "float64", "float", "double")
 
 
 _SPARSE_CONSTRUCTORS = frozenset(

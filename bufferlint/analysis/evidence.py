@@ -117,9 +117,9 @@ class EvidenceFinder:
                     if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
                         moved = frozenset(a for a in reader.carried(move.subject) if not to_own_device(move, method, a))
                         self._add(moved, "moved", method, call, None, fresh)
-            _update(small, reader, carriers)
             if not site.site.nested:
-                fresh |= _rebound_afresh(small, method.self_name, self.wanted)
+                fresh |= _rebound_afresh(small, method.self_name, self.wanted, reader)
+            _update(small, reader, carriers)
 
     def _add(
         self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode, via: Optional[str] = None,
@@ -132,16 +132,20 @@ class EvidenceFinder:
                 self._found[attr] = Evidence(kind, method.name, node, via)
 
 
-def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: frozenset[str]) -> frozenset[str]:
+def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: frozenset[str], reader: "_Reader") -> frozenset[str]:
     """`self.<attr> = <value>` directly in the method's body, from a value that does not read the
-    attribute itself (`self.t = self.t.to(d)` is a move of the stored value, not a new one)."""
+    attribute itself, directly or through a local (`self.t = self.t.to(d)`, `prev = self.t;
+    self.t = prev * 0.9`: the stored value goes on, it is no new one)."""
     if type(small) is not cst.Assign or len(small.targets) != 1:  # type: ignore[attr-defined]
         return frozenset()
     target = small.targets[0].target  # type: ignore[attr-defined]
     if not (is_self_attr(target, me) and target.attr.value in wanted):  # type: ignore[attr-defined]
         return frozenset()
     attr = target.attr.value  # type: ignore[attr-defined]
-    reads_itself = any(is_self_attr(node, me, attr) for node in nodes_of(small.value, cst.Attribute))  # type: ignore[attr-defined]
+    value = small.value  # type: ignore[attr-defined]
+    reads_itself = any(is_self_attr(node, me, attr) for node in nodes_of(value, cst.Attribute)) or any(
+        attr in reader.carriers.get(name.value, frozenset()) for name in nodes_of(value, cst.Name)
+    )
     return frozenset() if reads_itself else frozenset((attr,))
 
 

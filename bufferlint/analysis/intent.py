@@ -874,13 +874,16 @@ def _source_of_rebuilt_caches(info: ClassInfo, attr: str, defining: Optional[Att
 
 
 def _read_only_when_rebuilding(func: cst.FunctionDef, attr: str) -> bool:
-    """Every statement of `func` that reads `self.<attr>` sits in an `if` that tests the class's
-    own state and rebuilds other attributes of it."""
+    """Every statement of `func` that reads `self.<attr>` sits in the body (not the `else`) of an
+    `if` that compares the class's own state (`seq_len > self.max_len`, `self.cache.device !=
+    x.device`; not a flag such as `self.training`) and rebuilds other attributes of it."""
     me = self_name(func)
     reading = [site for site in iter_sites(func) if _mentions_self_attr(site.small, me, attr)]
     for site in reading:
         top = site.top
-        if not (site.nested and isinstance(top, cst.If)) or not _reads_state_of(top.test, me):
+        if not (site.nested and isinstance(top, cst.If)) or not _compares_state(top.test, me):
+            return False
+        if not any(node is site.small for node in nodes_of(top.body, type(site.small))):
             return False
         rebuilt = {
             t.target.attr.value for assign in nodes_of(top.body, cst.Assign) for t in assign.targets  # type: ignore[attr-defined]
@@ -891,8 +894,10 @@ def _read_only_when_rebuilding(func: cst.FunctionDef, attr: str) -> bool:
     return bool(reading)
 
 
-def _reads_state_of(test: cst.BaseExpression, me: Optional[str]) -> bool:
-    return any(is_self_attr(node, me) for node in nodes_of(test, cst.Attribute))
+def _compares_state(test: cst.BaseExpression, me: Optional[str]) -> bool:
+    return any(
+        any(is_self_attr(node, me) for node in nodes_of(comparison, cst.Attribute)) for comparison in nodes_of(test, cst.Comparison)
+    )
 
 
 def _moves_of(func: cst.FunctionDef, attr: str) -> Iterator[cst.Call]:

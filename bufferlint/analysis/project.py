@@ -230,9 +230,11 @@ class ProjectIndex:
     def __init__(self, files: Iterable[FileIndex], extra_bases: Iterable[str] = ()) -> None:
         self.classes: dict[str, list[str]] = {}
         self.aliases: dict[str, str] = {}
+        self._files_per_module: dict[str, int] = {}  # loose scripts in two folders share `model`
         for index in files:
             self.classes.update(index.classes)
             self.aliases.update(index.aliases)
+            self._files_per_module[index.module] = self._files_per_module.get(index.module, 0) + 1
         self.extra_bases = frozenset(extra_bases)
         self.modules: set[str] = set()
         self._propagate()
@@ -328,7 +330,9 @@ class ProjectIndex:
         imported) is known to build a submodule."""
         used = {self.canonical(b) for bases in self.classes.values() for b in bases} & self.modules
         non_module_short = {n.rpartition(".")[2] for n in self.classes if n not in self.modules}
-        names: set[str] = set(self.modules)
+        # Only where one file takes the module name: `model.Encoder` of two loose folders may be a
+        # module in one and a plain class in the other.
+        names: set[str] = {m for m in self.modules if self._files_per_module.get(m.rpartition(".")[0]) == 1}
         for qualified in used:
             short = qualified.rpartition(".")[2]
             names.add(qualified)
@@ -371,8 +375,13 @@ def scan_project(
     for path in [*paths, *context]:
         if not path.endswith((".py", ".pyi")):
             continue
+        stat: Optional[os.stat_result] = None
         if path not in checked_paths and cache is not None:
-            known_index = cache.unchanged(path)  # context: size and mtime as last read, no read at all
+            try:
+                stat = os.stat(path)
+            except OSError:
+                continue
+            known_index = cache.unchanged(path, stat)  # context: as last read, no read at all
             if known_index is not _CHANGED:
                 if known_index is not None:
                     indexes.append((path, cast(FileIndex, known_index)))
@@ -383,8 +392,8 @@ def scan_project(
         except OSError:
             continue
         index, tree = _file_index(source, path, cache)
-        if cache is not None and path not in checked_paths:
-            cache.remember_stat(path, source)
+        if cache is not None and stat is not None:
+            cache.remember_stat(path, stat, source)
         known = examine(source, tree, extra_bases) if tree is not None and path in checked_paths else None
         if known is not None:
             checked[digest(source)] = known
@@ -430,30 +439,30 @@ class IndexCache:
         self.path, self.salt, self.entries = path, salt, entries
         self.used: dict[str, object] = {}
         self.changed = False
-        # Files a run read only for context (project_context.py): path -> [size, mtime_ns, key], so
+        # Files a run read only for context (project_context.py): absolute path -> [size, mtime_ns,
+        # key, module], so
         # that the next run takes their index without reading them when neither changed.
         self.stats: dict[str, list[Any]] = stats or {}
 
-    def unchanged(self, path: str) -> "Optional[FileIndex] | object":
-        """The index of a context file whose size and mtime are as last read, else `_CHANGED`."""
-        known = self.stats.get(path)
-        try:
-            stat = os.stat(path)
-        except OSError:
+    def unchanged(self, path: str, stat: os.stat_result) -> "Optional[FileIndex] | object":
+        """The index of a context file whose size, mtime and module name are as last read (a folder
+        that gains an `__init__.py` renames its files' modules), else `_CHANGED`."""
+        known = self.stats.get(os.path.abspath(path))
+        module = module_name(path)
+        if (
+            known is None or len(known) != 4 or known[0] != stat.st_size or known[1] != stat.st_mtime_ns
+            or known[3] != module or known[2] not in self.entries
+        ):
             return _CHANGED
-        if known is None or known[0] != stat.st_size or known[1] != stat.st_mtime_ns or known[2] not in self.entries:
-            return _CHANGED
-        return self.get(known[2], module_name(path))
+        return self.get(known[2], module)
 
-    def remember_stat(self, path: str, source: bytes) -> None:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return
+    def remember_stat(self, path: str, stat: os.stat_result, source: bytes) -> None:
+        """`stat` taken before `source` was read: an edit in between leaves a newer mtime on disk."""
         module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
-        entry = [stat.st_size, stat.st_mtime_ns, self.key(source, module, is_package)]
-        if self.stats.get(path) != entry:
-            self.stats[path] = entry
+        entry = [stat.st_size, stat.st_mtime_ns, self.key(source, module, is_package), module]
+        key = os.path.abspath(path)
+        if self.stats.get(key) != entry:
+            self.stats[key] = entry
             self.changed = True
 
     @classmethod

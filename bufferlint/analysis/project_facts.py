@@ -27,7 +27,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from bufferlint.analysis import holder_casts
@@ -472,6 +472,8 @@ _PLAIN_VALUE = re.compile(rb"[ \t]*(?:[\[({'\"0-9]|-[0-9]|(?:True|False)\b|(?:li
 
 
 def _never_a_parameter(value: bytes) -> bool:
+    if b"Parameter(" in value:  # `nn.Parameter(stats.mean * 255)`, `None if c else nn.Parameter(w)`
+        return False
     return _NOT_A_PARAMETER.match(value) is not None or _ARITHMETIC.search(value) is not None
 
 
@@ -901,7 +903,7 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
         if isinstance(receiver, ast.Attribute) and isinstance(node, ast.Assign):
             names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
             continue
-        if not _names_no_parameter(receiver, lambda name: _bound_to_fresh_tensor(name, source)) and not _only_given_false(tree, node):
+        if not _names_no_parameter(receiver, partial(_fresh_here, tree, source, node)) and not _only_given_false(tree, node):
             anonymous.append(node.lineno)  # type: ignore[attr-defined]
     return tuple(sorted(names)), (min(anonymous) if anonymous else None)
 
@@ -1025,11 +1027,30 @@ def _names_no_parameter(receiver: ast.expr, fresh: Callable[[str], bool]) -> boo
     return not isinstance(receiver, ast.Attribute)  # arithmetic, a literal: a tensor computed here
 
 
+def _fresh_here(tree: ast.Module, source: bytes, node: ast.AST, name: str) -> bool:
+    return _bound_to_fresh_tensor(name, source) or _builds_own_parameter(tree, node, name)
+
+
+def _builds_own_parameter(tree: ast.Module, node: ast.AST, name: str) -> bool:
+    """The function holding the unfreezing binds `name` to a Parameter it builds itself, before
+    it (`master = nn.Parameter(flat)`, then `master.requires_grad = True`: an fp16 master copy,
+    none of the model's)."""
+    func = _enclosing_function(tree, node.lineno)  # type: ignore[attr-defined]
+    if func is None:
+        return False
+    for assign in ast.walk(func):
+        if (
+            isinstance(assign, ast.Assign) and assign.lineno < node.lineno  # type: ignore[attr-defined]
+            and any(isinstance(t, ast.Name) and t.id == name for t in assign.targets)
+            and isinstance(assign.value, ast.Call) and _called_name(assign.value.func) == "Parameter"
+        ):
+            return True
+    return False
+
+
 def _bound_to_fresh_tensor(name: str, source: bytes) -> bool:
-    """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`),
-    or to a Parameter it builds itself (`master = nn.Parameter(flat)`: an fp16 master copy, not
-    one of the model's)."""
-    pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|(?:nn\.)?Parameter\(|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
+    """The file binds `name` to a fresh tensor somewhere (`w = w0.detach()`, `p = torch.zeros(3)`)."""
+    pattern = rb"(?m)^[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=[ \t]*(?:torch\.|[^=\n]*\.(?:" + b"|".join(m.encode() for m in sorted(_FRESH_TENSOR_METHODS)) + rb")\()"
     return re.search(pattern, source) is not None
 
 
