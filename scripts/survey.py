@@ -537,12 +537,26 @@ FRESH34 = _repositories("""
     InternLM/xtuner
 """)
 
+# The thirty-fifth round (2026-11-27): 34 more repositories never used, linted with 850d84b and
+# judged blind by one reviewer (13 findings).
+FRESH35 = _repositories("""
+    OpenGVLab/Ask-Anything facebookresearch/BLINK lonePatient/Bert-Multi-Label-Text-Classification
+    microsoft/CLAP princeton-vl/CornerNet lm-sys/FastChat facebookresearch/KILT microsoft/LLMLingua
+    hiyouga/LLaMA-Factory QwenLM/Qwen QwenLM/Qwen2.5-VL LiyuanLucasLiu/RAdam NVlabs/VILA
+    PKU-YuanGroup/Video-LLaVA sony/ai-research-code harvardnlp/annotated-transformer
+    meta-llama/codellama rasbt/deeplearning-models huggingface/distil-whisper SYSTRAN/faster-whisper
+    meta-llama/llama-models apple/ml-ferret graykode/nlp-tutorial allenai/open-instruct
+    huggingface/optimum spro/practical-pytorch rusty1s/pytorch_scatter allenai/scibert
+    openai/sparse_autoencoder rinongal/textual_inversion pytorch/tnt pytorch/translate
+    unslothai/unsloth volcengine/verl
+""")
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
-    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34,
+    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35,
 }
 
 
