@@ -551,12 +551,22 @@ FRESH35 = _repositories("""
     unslothai/unsloth volcengine/verl
 """)
 
+# The thirty-sixth round (2026-11-27): 18 more repositories never used, linted with 3036e0a (the
+# session's final code) and judged blind by two reviewers.
+FRESH36 = _repositories("""
+    NVIDIA/Cosmos MAZiqing/FEDformer yisol/IDM-VTON Kwai-Kolors/Kolors thuml/Koopa
+    Alpha-VLLM/Lumina-mGPT ElementAI/N-BEATS TencentARC/Open-MAGVIT2 PixArt-alpha/PixArt-sigma
+    thuml/TimesNet FoundationVision/VAR dmlc/dgl mit-han-lab/hart lucidrains/mlm-pytorch
+    moment-timeseries-foundation-model/moment LTH14/rcg lucidrains/rectified-flow-pytorch
+    lucidrains/x-unet
+""")
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
-    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35,
+    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36,
 }
 
 
