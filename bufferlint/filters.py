@@ -100,6 +100,12 @@ class FileFilter:
         return replace(settings, ignore=settings.ignore + extra) if extra else settings
 
 
+def git_root(folder: Path) -> Optional[Path]:
+    """The nearest folder at or above `folder` that holds `.git`, or None (callers cache it for
+    one run: a long-lived process may see a repository appear)."""
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)
+
+
 class GitIgnores:
     """`.gitignore` matching as git does it; parsed files are cached for one run."""
 
@@ -122,9 +128,9 @@ class GitIgnores:
     def _chain(self, folder: Path) -> tuple[Path, ...]:
         """The folders from the git root down to `folder`; none when it is not in a git repo."""
         if folder not in self._chains:
+            root = git_root(folder)
             ancestors = [folder, *folder.parents]
-            roots = [i for i, candidate in enumerate(ancestors) if (candidate / ".git").exists()]
-            self._chains[folder] = tuple(reversed(ancestors[: roots[0] + 1])) if roots else ()
+            self._chains[folder] = () if root is None else tuple(reversed(ancestors[: ancestors.index(root) + 1]))
         return self._chains[folder]
 
     def _spec(self, folder: Path) -> Optional[LazySpec]:

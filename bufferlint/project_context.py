@@ -9,9 +9,8 @@ linting the whole project reports for it.
 
 The project is the folder of the configuration found for a given file (`pyproject.toml`,
 `bufferlint.toml`...), else its git root (also with `--config FILE`, which may sit anywhere); a
-file in neither is scanned alone. A folder given on
-the command line that holds the whole project needs nothing more. Files the configuration
-excludes stay out of the scan too.
+file in neither is scanned alone. A folder given on the command line that holds the whole project
+needs nothing more. Files the configuration excludes stay out of the scan too.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Iterable, Optional
 
 from bufferlint.discovery import Candidate, discover, identity
 from bufferlint.file_configs import FileConfigs
+from bufferlint.filters import git_root
 
 _SCANNED_SUFFIXES = (".py", ".pyi")
 
@@ -29,12 +29,15 @@ _SCANNED_SUFFIXES = (".py", ".pyi")
 def context_paths(given: Iterable[str], candidates: list[Candidate], configs: FileConfigs) -> list[str]:
     """Python files of the candidates' projects that the run does not check, in walking order."""
     folders = [os.path.realpath(p) for p in given if os.path.isdir(p)]
+    git_roots: dict[str, Optional[str]] = {}  # by folder: files of one folder share it
+    roots = sorted({os.path.realpath(root) for c in candidates if (root := project_folder(c.path, configs, git_roots)) is not None})
+    # A folder given on the command line that holds the project: the run walks all of it already.
+    roots = [root for root in roots if not any(_within(root, folder) for folder in folders)]
+    if not roots:
+        return []
     seen = {identity(c.path) for c in candidates}
-    roots = sorted({os.path.realpath(root) for c in candidates if (root := project_folder(c.path, configs)) is not None})
     found: list[str] = []
     for root in roots:
-        if any(_within(root, folder) for folder in folders):
-            continue  # the run walks the whole project already
         for candidate in discover([root]):
             key = identity(candidate.path)
             if key in seen or not candidate.path.endswith(_SCANNED_SUFFIXES) or not configs.keep(candidate):
@@ -44,22 +47,19 @@ def context_paths(given: Iterable[str], candidates: list[Candidate], configs: Fi
     return found
 
 
-def project_folder(path: str, configs: FileConfigs) -> Optional[str]:
+def project_folder(path: str, configs: FileConfigs, git_roots: dict[str, Optional[str]]) -> Optional[str]:
     """The folder of the configuration found for `path`, else its git root, else None. A file
-    named with `--config` may sit anywhere: then the git root."""
+    named with `--config` may sit anywhere: then the git root (`git_roots`: found so far, by folder)."""
     if path == "-":
         return None
     config = configs.config_of(path)
     if config.path is not None and not configs.explicit:
         return str(config.root)
-    return _git_root(Path(os.path.abspath(path)).parent)
-
-
-def _git_root(folder: Path) -> Optional[str]:
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
-    return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in git_roots:
+        root = git_root(Path(folder))
+        git_roots[folder] = None if root is None else str(root)
+    return git_roots[folder]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -391,9 +391,9 @@ def scan_project(
                 source = handle.read()
         except OSError:
             continue
-        index, tree = _file_index(source, path, cache)
+        index, tree, key = _file_index(source, path, cache)
         if cache is not None and stat is not None:
-            cache.remember_stat(path, stat, source)
+            cache.remember_stat(path, stat, key)
         known = examine(source, tree, extra_bases) if tree is not None and path in checked_paths else None
         if known is not None:
             checked[digest(source)] = known
@@ -405,20 +405,21 @@ def scan_project(
     return ProjectScan(project.base_names(), checked, project.facts(indexes))
 
 
-def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tuple[Optional[FileIndex], Optional[ast.Module]]:
-    """The file's index, and its tree when this call parsed it (not on a cache hit)."""
+def _file_index(source: bytes, path: str, cache: "Optional[IndexCache]") -> tuple[Optional[FileIndex], Optional[ast.Module], str]:
+    """The file's index, its tree when this call parsed it (not on a cache hit), and its cache key
+    ("" without a cache)."""
     module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
     key = IndexCache.key(source, module, is_package) if cache is not None else ""
     if cache is not None and key in cache.entries:
-        return cache.get(key, module), None
+        return cache.get(key, module), None, key
     try:
         tree = parse_for_index(source)
         index = None if tree is None else index_tree(tree, module, is_package, source)
     except (RecursionError, MemoryError):
-        return None, None  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
+        return None, None, key  # too deeply nested to index: the per-file pass reports it (BUF999); not cached
     if cache is not None:
         cache.put(key, index)
-    return index, tree
+    return index, tree, key
 
 
 _CHANGED = object()  # IndexCache.unchanged(): the file must be read
@@ -440,8 +441,7 @@ class IndexCache:
         self.used: dict[str, object] = {}
         self.changed = False
         # Files a run read only for context (project_context.py): absolute path -> [size, mtime_ns,
-        # key, module], so
-        # that the next run takes their index without reading them when neither changed.
+        # key, module], so that the next run takes their index without reading them when none changed.
         self.stats: dict[str, list[Any]] = stats or {}
 
     def unchanged(self, path: str, stat: os.stat_result) -> "Optional[FileIndex] | object":
@@ -456,10 +456,10 @@ class IndexCache:
             return _CHANGED
         return self.get(known[2], module)
 
-    def remember_stat(self, path: str, stat: os.stat_result, source: bytes) -> None:
-        """`stat` taken before `source` was read: an edit in between leaves a newer mtime on disk."""
-        module, is_package = module_name(path), os.path.basename(path) == "__init__.py"
-        entry = [stat.st_size, stat.st_mtime_ns, self.key(source, module, is_package), module]
+    def remember_stat(self, path: str, stat: os.stat_result, key: str) -> None:
+        """`stat` taken before the file was read (an edit in between leaves a newer mtime on disk),
+        `key` the index key of what was read."""
+        entry = [stat.st_size, stat.st_mtime_ns, key, module_name(path)]
         key = os.path.abspath(path)
         if self.stats.get(key) != entry:
             self.stats[key] = entry
