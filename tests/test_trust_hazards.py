@@ -471,3 +471,66 @@ def test_registering_a_table_the_class_checks_as_float32_fails_once_cast(tmp_pat
     naive = load_text(naive_text, tmp_path).RotaryCache(8).to(torch.bfloat16)
     with pytest.raises(AssertionError):
         naive(x, 6)
+
+
+def _first_replaced(text: str, old: str, new: str) -> str:
+    at = text.index(old)
+    return text[:at] + new + text[at + len(old):]
+
+
+def test_registering_tables_a_method_adds_to_a_host_arange_mixes_devices(tmp_path: Path) -> None:
+    """fixtures/trust/host_built_partner.py: on the meta device under CUDA's rules, the original
+    adds its CPU tables to the CPU `torch.arange(b)` and moves the sum; registered, the tables
+    follow the module and meet the CPU arange (no fix offered)."""
+    text = _source("host_built_partner.py")
+    walks = torch.randint(0, 10, (2, 3))
+    original = check_module(load_text(text, tmp_path).SkipGramLoss(10, 4, 3), (walks,), device="meta")
+    naive_text = text
+    for line in ("        self.heads = torch.LongTensor(heads)", "        self.tails = torch.LongTensor(tails)"):
+        naive_text = _first_replaced(naive_text, line, _register(line))
+    naive = check_module(load_text(naive_text, tmp_path).SkipGramLoss(10, 4, 3), (walks,), device="meta")
+    assert original.forward == "ran" and original.errors == []
+    assert naive.errors != []
+
+
+def test_hoisting_weights_from_a_dict_a_tuner_changes_freezes_them(tmp_path: Path) -> None:
+    """fixtures/trust/tuned_probabilities.py: after the tuner steps the dict, the original mixes
+    with the new weights; a buffer hoisted from the dict at construction keeps the first ones."""
+    text = _source("tuned_probabilities.py")
+    module = load_text(text, tmp_path)
+    feats = torch.randn(2, 4, 3)
+
+    class Holder(torch.nn.Module):
+        def __init__(self, layer: torch.nn.Module) -> None:
+            super().__init__()
+            self.layer = layer
+
+    original = module.RelationMix(["a", "b"], 3)
+    before = original(feats)
+    module.Tuner(Holder(original), step=0.25).update({"a": True, "b": False})
+    assert not torch.allclose(original(feats), before)
+    line = "        weights = torch.tensor(list(self.p.values())).view(-1, 1, 1).to(feats.device)"
+    hoisted_text = _first_replaced(text, line, "        weights = self.weights")
+    hoisted_text = _first_replaced(
+        hoisted_text, "        self.linear = nn.Linear(dim, dim)",
+        '        self.linear = nn.Linear(dim, dim)\n        self.register_buffer("weights", torch.tensor(list(self.p.values())).view(-1, 1, 1), persistent=False)',
+    )
+    hoisted_module = load_text(hoisted_text, tmp_path)
+    torch.manual_seed(0)
+    hoisted = hoisted_module.RelationMix(["a", "b"], 3)
+    hoisted.load_state_dict(original.state_dict())
+    frozen = hoisted(feats)
+    hoisted_module.Tuner(Holder(hoisted), step=0.25).update({"a": True, "b": False})
+    assert torch.allclose(hoisted(feats), frozen)
+
+
+def test_sampling_weights_kept_on_the_host_mix_no_devices(tmp_path: Path) -> None:
+    """fixtures/trust/sampled_weights.py: the weights stay on the CPU after `.to()`, the draw is
+    moved to the input's device, and nothing mixes devices; the twin whose draw meets the input
+    unmoved does (its finding kept)."""
+    module = load_text(_source("sampled_weights.py"), tmp_path)
+    nodes, context = torch.randint(0, 8, (3,)), torch.randn(3, 4)
+    sampling = check_module(module.NegativeSampling(8, 4), (nodes, context), device="meta")
+    drawn_mask = check_module(module.DrawnMask(4), (torch.randn(2, 4),), device="meta")
+    assert sampling.forward == "ran" and sampling.errors == []
+    assert drawn_mask.errors != []

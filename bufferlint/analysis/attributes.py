@@ -20,7 +20,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised
 from bufferlint.analysis.containers import may_hold_tensors
-from bufferlint.analysis.evidence import Evidence, EvidenceFinder
+from bufferlint.analysis.evidence import Evidence, EvidenceFinder, HostPartner
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
@@ -78,8 +78,14 @@ class ClassAttributes:
             reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._made_parameter_by_loop(attr)
             or self._project_reason(attr)
             or self._zero_dim(attr) or self._by_design() or self._throwaway(attr) or never_given(self.analysis, self.info, attr)
-            or given_parameters(self.analysis, self.info, attr)
+            or given_parameters(self.analysis, self.info, attr) or self._beside_generator(attr)
         )
+
+    def _beside_generator(self, attr: str) -> Optional[str]:
+        sampled = self._evidence.sampled_with_generator(attr)
+        if sampled is None:
+            return None
+        return f"{sampled}: .to() moves no torch.Generator, and a sampler refuses a tensor on another device than its generator"
 
     def _by_design(self) -> Optional[str]:
         if id(self.info.node) in self.analysis.test_local_classes:
@@ -250,6 +256,9 @@ class ClassAttributes:
 
     def evidence(self, attr: str) -> Optional[Evidence]:
         return self._evidence.evidence(attr)
+
+    def host_partner(self, attr: str) -> Optional[HostPartner]:
+        return self._evidence.host_partner(attr)
 
     @cached_property
     def _evidence(self) -> EvidenceFinder:

@@ -12,8 +12,14 @@ forward path first, then every other method of the class and of its subclasses i
   rebuilds the placed argument on the host first: `v = torch.tensor([v[0], v[1], 1.0])`);
 - `returned`: the forward path, or a public method, returns it (its caller combines it with
   tensors on the module's device);
+  (for `moved` and `returned`, a draw from it is not it: `torch.multinomial(self.w, k).to(d)`
+  moves indices, and `choice(n, prob=self.w)` hands out its own draw)
 - `indexed`: forward indexes it with an index that lives on the input's device (CUDA refuses a
   CUDA index into a CPU tensor; other methods may be given host-side lists and masks).
+
+The same scan records, for the fix's proof, a tensor a method builds on the host each call
+that meets the attribute (`torch.arange(b) + self.idx`: a buffer would meet it from the GPU),
+and a sampler given the attribute with a `generator=` (the tensor must stay beside the generator).
 
 Not evidence: metadata (`.shape`, `.dtype`, `.requires_grad`, `len()`), host-side use (`.item()`,
 `.tolist()`, `.cpu()`, `int()`, unpacked into the sizes of a call: `x.view(b, *self.shape)`),
@@ -67,6 +73,19 @@ class Evidence:
         return f"{self.method}() uses it with the input or the module's tensors"
 
 
+@dataclass(frozen=True)
+class HostPartner:
+    """A tensor built on the host in `method` on every call (`torch.arange(n)`) that meets the attribute."""
+
+    method: str
+    factory: cst.Call
+
+    def describe(self) -> str:
+        shown = cst.Module([]).code_for_node(self.factory)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        return f"{self.method}() uses it with `{shown}`, built on the host on every call"
+
+
 class EvidenceFinder:
     """Evidence for the plain tensor attributes `wanted` of one class (and its same-file
     subclasses, whose methods read the attributes they inherit)."""
@@ -80,6 +99,8 @@ class EvidenceFinder:
         self.subclass_facts = subclass_facts
         self.mentions = mentions or Mentions()
         self._found: Optional[dict[str, Evidence]] = None
+        self.host_partners: dict[str, HostPartner] = {}
+        self.generator_sampled: dict[str, str] = {}
 
     def evidence(self, attr: str) -> Optional[Evidence]:
         if self._found is None:
@@ -91,18 +112,20 @@ class EvidenceFinder:
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
+        data_carriers: dict[str, frozenset[str]] = {}  # locals holding the attributes' data (see _Reader.data)
         on_path = facts.path_method(method.func) is not None
         handed_out = on_path or not method.name.startswith("_")
         # Rebound by this method before a read (`self.flat = torch.cat(...)`, then `return self.flat`):
         # the read sees the value just built, not the stored one that .to() would leave behind.
         fresh: set[str] = set()
         for site in method.sites:
-            reader = _Reader(facts, method, site.state, carriers, self.wanted)
+            reader = _Reader(facts, method, site.state, carriers, self.wanted, data_carriers)
             small = site.site.small
             for node in site.operations:
                 met = reader.meets(node)
                 if met:
                     self._add(met, "meets", method, node, reader.outside_callee(node), fresh)
+                self._host_partner(reader, node, method)
             if isinstance(small, cst.AugAssign):
                 self._add(reader.augments(small), "meets", method, small, None, fresh)
             # Off the forward path a method's arguments may be host-side lists or masks
@@ -111,15 +134,47 @@ class EvidenceFinder:
                 self._add(reader.indexed(subscript), "indexed", method, subscript, None, fresh)
             if handed_out and isinstance(small, cst.Return) and small.value is not None:
                 self._add(reader.handed_out(small.value), "returned", method, small, None, fresh)
+            for call in site.calls:
+                self._generator_sampled(reader, call, method)
             if on_path:
                 for call in site.calls:
                     move = facts.move(call, site.state, method)
                     if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
-                        moved = frozenset(a for a in reader.carried(move.subject) if not to_own_device(move, method, a))
+                        # what moves is the attribute's data, not a sample drawn from it
+                        moved = frozenset(a for a in reader.data(move.subject) if not to_own_device(move, method, a))
                         self._add(moved, "moved", method, call, None, fresh)
             if not site.site.nested:
                 fresh |= _rebound_afresh(small, method.self_name, self.wanted, reader)
-            _update(small, reader, carriers)
+            _update(small, reader)
+
+    def _host_partner(self, reader: "_Reader", node: cst.CSTNode, method: PathMethod) -> None:
+        """Record the first tensor built on the host each call that an attribute meets."""
+        found = reader.host_partner(node)
+        if found is not None:
+            attrs, factory = found
+            for attr in attrs - self.host_partners.keys():
+                self.host_partners[attr] = HostPartner(method.name, factory)
+
+    def _generator_sampled(self, reader: "_Reader", call: cst.Call, method: PathMethod) -> None:
+        generator = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
+        if generator is None or is_name(generator, "None"):
+            return
+        shown = cst.Module([]).code_for_node(generator)
+        for arg in call.args:
+            for attr in reader.carried(arg.value) - self.generator_sampled.keys():
+                self.generator_sampled[attr] = f"{method.name}() samples from it with `generator={shown}`"
+
+    def sampled_with_generator(self, attr: str) -> Optional[str]:
+        """Where a method samples from `attr` with a `torch.Generator`, which stays on the device it
+        was built for: `.to()` moves no generator, so the tensor must stay beside it."""
+        self.evidence(attr)
+        return self.generator_sampled.get(attr)
+
+    def host_partner(self, attr: str) -> Optional["HostPartner"]:
+        """A tensor a method builds on the host on every call and uses with `attr` (after the
+        evidence scan): as a buffer on the GPU, `attr` would meet a CPU tensor there."""
+        self.evidence(attr)
+        return self.host_partners.get(attr)
 
     def _add(
         self, attrs: frozenset[str], kind: str, method: PathMethod, node: cst.CSTNode, via: Optional[str] = None,
@@ -169,13 +224,28 @@ def _is_static(func: cst.FunctionDef) -> bool:
 class _Reader:
     """Reads expressions at one statement: which wanted attributes they carry, where they meet."""
 
-    def __init__(self, facts: ForwardFacts, method: PathMethod, state: FlowState, carriers: dict[str, frozenset[str]], wanted: frozenset[str]) -> None:
+    def __init__(
+        self, facts: ForwardFacts, method: PathMethod, state: FlowState, carriers: dict[str, frozenset[str]],
+        wanted: frozenset[str], data_carriers: Optional[dict[str, frozenset[str]]] = None,
+    ) -> None:
         self.facts, self.method, self.state, self.carriers, self.wanted = facts, method, state, carriers, wanted
+        self.data_carriers = data_carriers if data_carriers is not None else {}
+        self._data_only = False
+
+    def data(self, expr: cst.BaseExpression) -> frozenset[str]:
+        """The attributes whose data `expr` holds: as `carried`, but not through a sample drawn from
+        them (`torch.multinomial(self.w, n)` and `choice(n, prob=self.p)` hold draws, not the weights)."""
+        self._data_only = True
+        try:
+            return self.carried(expr)
+        finally:
+            self._data_only = False
 
     def carried(self, expr: cst.BaseExpression) -> frozenset[str]:
         kind = type(expr)
         if kind is cst.Name:
-            return self.carriers.get(expr.value, frozenset())  # type: ignore[attr-defined]
+            carriers = self.data_carriers if self._data_only else self.carriers
+            return carriers.get(expr.value, frozenset())  # type: ignore[attr-defined]
         if kind is cst.Attribute:
             return self._attribute(expr)  # type: ignore[arg-type]
         if kind is cst.Subscript:
@@ -205,6 +275,8 @@ class _Reader:
 
     def _call(self, call: cst.Call) -> frozenset[str]:
         func = call.func
+        if self._data_only and self._new_data(call):
+            return frozenset()
         if isinstance(func, cst.Attribute):
             move = self.facts.move(call, self.state, self.method)
             if move is not None or func.attr.value in _LEAVING_METHODS:
@@ -227,6 +299,10 @@ class _Reader:
             return self._args(call)  # a function or helper method: what it makes of a CPU tensor stays there
         return frozenset()
 
+    def _new_data(self, call: cst.Call) -> bool:
+        """A sampler's draw: `torch.multinomial(self.w, n)`, `self.w.multinomial(n)`, `choice(n, prob=self.w)`."""
+        return _callee_name(call) in _SAMPLERS
+
     def _args(self, call: cst.Call) -> frozenset[str]:
         sizes = _size_values(call, self.facts.inference.qualify(call.func))
         found: frozenset[str] = frozenset()
@@ -247,7 +323,7 @@ class _Reader:
         if kind is cst.Subscript:
             return self.handed_out(expr.value)  # type: ignore[attr-defined]
         if kind is cst.Name or kind is cst.Attribute:
-            return self.carried(expr)
+            return self.data(expr)
         return frozenset()
 
     def indexed(self, node: cst.Subscript) -> frozenset[str]:
@@ -297,6 +373,23 @@ class _Reader:
             return attrs
         return frozenset()
 
+    def host_partner(self, node: cst.CSTNode) -> Optional[tuple[frozenset[str], cst.Call]]:
+        """The wanted attributes an operand of `node` carries, and the factory without `device=`
+        that built another operand on the host (`torch.arange(b) * n + self.idx`)."""
+        operands = combined_operands(node, self.facts, self.method)
+        if not operands or len(operands) < 2:
+            return None
+        carried = [self.carried(op) for op in operands]
+        if not any(carried):
+            return None
+        for index, (operand, carries) in enumerate(zip(operands, carried)):
+            others = frozenset().union(*(c for i, c in enumerate(carried) if i != index)) - carries
+            if others:
+                origin = self.facts.cpu_origin(operand, self.state, self.method)
+                if origin is not None:
+                    return others, origin
+        return None
+
     def outside_callee(self, node: cst.CSTNode) -> Optional[str]:
         """The name of the function `node` calls when it is imported from outside the run (not
         torch, not a function of the linted files, not a submodule): a compiled op may read what
@@ -329,7 +422,8 @@ class _Reader:
         return [arg.value for arg in call.args if not arg.star and id(arg) not in rebuilt]
 
 
-# Factories whose result stays on the host unless given `device=`.
+# Calls that draw samples: what they return is indices or draws, not the weights they are given.
+_SAMPLERS = frozenset(("multinomial", "bernoulli", "poisson", "choice", "sample", "rsample"))
 # Calls whose positional arguments are sizes (a tensor unpacked into them gives Python ints).
 _SIZE_CALLS = frozenset(
     "view reshape expand repeat permute tile new_zeros new_ones new_empty new_full "
@@ -469,15 +563,20 @@ def _read_on_host_only(func: cst.FunctionDef, name: str) -> bool:
     return bool(uses) and all(id(use) in allowed for use in uses)
 
 
-def _update(small: cst.BaseSmallStatement, reader: _Reader, carriers: dict[str, frozenset[str]]) -> None:
+def _update(small: cst.BaseSmallStatement, reader: _Reader) -> None:
     if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-        attrs = reader.carried(small.value)
+        attrs, data = reader.carried(small.value), reader.data(small.value)
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
         for target in targets:
             names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
             for name in names:
                 if isinstance(name, cst.Name):
-                    if attrs:
-                        carriers[name.value] = attrs
-                    else:
-                        carriers.pop(name.value, None)
+                    _carry(reader.carriers, name.value, attrs)
+                    _carry(reader.data_carriers, name.value, data)
+
+
+def _carry(carriers: dict[str, frozenset[str]], name: str, attrs: frozenset[str]) -> None:
+    if attrs:
+        carriers[name] = attrs
+    else:
+        carriers.pop(name, None)

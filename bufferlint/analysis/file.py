@@ -100,6 +100,15 @@ class FileAnalysis:
             return self.module
         return parse(self._text, checked=True)  # CPython parsed this text already (prechecked.py)
 
+    def may_match(self, pattern: "re.Pattern[bytes]") -> bool:
+        """Whether the file's text may hold a match of `pattern` (True when the text is unknown or
+        not spelled in ASCII bytes): a cheap test before walking `whole_module`."""
+        text = self._text
+        if text is None or (isinstance(text, bytes) and not ascii_spelled(self.module.encoding)):
+            return True
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        return pattern.search(data) is not None
+
     def _may_call(self, method: str) -> bool:
         """Whether the text may call `method` as an attribute (`self.build(`): a method it never
         calls need not be asked whether it returns a tensor."""

@@ -43,6 +43,15 @@ def iter_sites(function: cst.FunctionDef) -> Iterator[StatementSite]:
         return
     for index, top in enumerate(cast(cst.IndentedBlock, suite).body):
         yield from _walk(top, index, top, nested=False)
+        if _ends_block(top):
+            return  # what follows a `return` or `raise` in the same block never runs
+
+
+def _ends_block(stmt: cst.BaseStatement) -> bool:
+    return type(stmt) is cst.SimpleStatementLine and any(type(s) in _JUMPS for s in stmt.body)  # type: ignore[attr-defined]
+
+
+_JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 def _walk(stmt: cst.BaseStatement, index: int, top: cst.BaseStatement, nested: bool) -> Iterator[StatementSite]:
@@ -56,6 +65,8 @@ def _walk(stmt: cst.BaseStatement, index: int, top: cst.BaseStatement, nested: b
     for child in child_suites(stmt):
         for inner in body_statements(child):
             yield from _walk(inner, index, top, nested=True)
+            if _ends_block(inner):
+                break
 
 
 def child_suites(stmt: cst.BaseStatement) -> Iterator[cst.BaseSuite]:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional, Sequence, TypeVar, Union
 
@@ -18,6 +19,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
 from bufferlint.analysis.containers import IN_PLACE_METHODS
+from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
@@ -199,7 +201,7 @@ class ForwardFacts:
         self.parameters = info.parameters
         self.buffers = info.registered_buffers
         self.submodules = info.submodules
-        self.constructor_attrs = _constructor_attrs(info)
+        self.constructor_attrs = _constructor_attrs(info) - _filled_after_construction(analysis, info)
         self.module_constants = _module_constants(analysis)
         # What `_once` found, by kind and method id (the node is kept so its id is not reused).
         self._per_method: dict[tuple[str, int], tuple[cst.FunctionDef, object]] = {}
@@ -716,6 +718,7 @@ class _Constant:
 # each ForwardFacts refers back to its analysis, the key, so every file's tree stayed alive.)
 _FACTS_ATTR = "_bufferlint_forward_facts"
 _CONSTANTS_ATTR = "_bufferlint_module_constants"
+_CHANGED_ATTR = "_bufferlint_changed_by_item"
 
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
@@ -879,6 +882,54 @@ def _constructor_attrs(info: ClassInfo) -> frozenset[str]:
     return frozenset(names)
 
 
+def _filled_after_construction(analysis: FileAnalysis, info: ClassInfo) -> frozenset[str]:
+    """Constructor attributes holding a list, dict or set that code outside `__init__` fills or
+    changes by item (`layer.p[etype] -= step` in a training loop, `self.p[k] = v` in a method):
+    a tensor built from one is the container's state at that call, not a constant."""
+    containers = {a.attr for a in info.assignments if a.in_init and a.value is not None and is_container(a.value)}
+    if not containers or not analysis.may_match(_changing_pattern(containers)):
+        return frozenset()
+    return frozenset(containers) & _changed_by_item(analysis)
+
+
+def _changing_pattern(names: set[str]) -> "re.Pattern[bytes]":
+    """`.<name>[...] = `, `.<name>[...] += `, `.<name>.append(` for one of `names`, in the text."""
+    alternatives = "|".join(sorted(re.escape(n) for n in names))
+    return re.compile(
+        rb"\.(?:" + alternatives.encode() + rb")(?:\[[^\]\n]*\][ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)|\.(?:"
+        + "|".join(sorted(IN_PLACE_METHODS)).encode() + rb")\()"
+    )
+
+
+def _changed_by_item(analysis: FileAnalysis) -> frozenset[str]:
+    """Attribute names the file changes by item outside any `__init__` (`<x>.<name>[k] = v`,
+    `<x>.<name>[k] += v`, `<x>.<name>.append(v)`); read once per file."""
+    known: Optional[frozenset[str]] = analysis.__dict__.get(_CHANGED_ATTR)
+    if known is None:
+        found: set[str] = set()
+        module = analysis.whole_module  # the class that changes it may be one a check left unparsed
+        inits = {id(node) for node in nodes_of(module, cst.FunctionDef) if node.name.value == "__init__"}  # type: ignore[attr-defined]
+        _collect_changed(module, inits, found)
+        known = analysis.__dict__[_CHANGED_ATTR] = frozenset(found)
+    return known
+
+
+def _collect_changed(root: cst.CSTNode, inits: set[int], found: set[str]) -> None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.AssignTarget or kind is cst.AugAssign:
+            target = node.target  # type: ignore[attr-defined]
+            if type(target) is cst.Subscript and type(target.value) is cst.Attribute:
+                found.add(target.value.attr.value)
+        elif kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in IN_PLACE_METHODS and type(func.value) is cst.Attribute:
+                found.add(func.value.attr.value)
+        stack.extend(child for child in node.children if id(child) not in inits)
+
+
 def _module_constants(analysis: FileAnalysis) -> frozenset[str]:
     """Top-level names bound once, to a literal; read once per file (not per class)."""
     known: Optional[frozenset[str]] = analysis.__dict__.get(_CONSTANTS_ATTR)
@@ -977,8 +1028,11 @@ def _may_pick_elements(expr: cst.Subscript, state: FlowState) -> bool:
 
 
 def _arg_values(call: cst.Call) -> Iterator[cst.BaseExpression]:
-    """Argument values, with list and tuple literals opened (`torch.cat([a, b])`)."""
+    """Argument values, with list and tuple literals opened (`torch.cat([a, b])`); not a
+    `generator=`, which holds no tensor (and pins its sampler to its own device)."""
     for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "generator":
+            continue
         value = arg.value
         if isinstance(value, (cst.List, cst.Tuple)):
             yield from (e.value for e in value.elements)

@@ -32,6 +32,9 @@ The obligations (the rules' docs list them too):
    modules (`dill.load`, StyleGAN's `copy_params_and_buffers(require_all=True)`,
    `persistence.persistent_class`, `load_network_pkl`): a module saved before the change lacks
    the new buffer.
+(11, the in-place update with a plain tensor, is `_in_place_hazards`; 12 is the rule's own.)
+13. no method uses it with a tensor built on the host on every call (`torch.arange(b) + self.idx`):
+   the evidence scan finds that partner (analysis/evidence.py).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, ba
 from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
+from bufferlint.analysis.evidence import HostPartner
 from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin, sparse_value, strict_op_with_cast, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.grad import asks_for_grad
@@ -104,6 +108,14 @@ def buffer_hazards(
     _project_hazards(context, hazards)
     _plain_value_from_outside(attr, context, hazards)
     return hazards
+
+
+def meets_host_tensor(partner: Optional[HostPartner], hazards: Hazards) -> None:
+    """Obligation 13: no method uses it with a tensor it builds on the host on every call
+    (`torch.arange(b) * n + self.idx`): the original meets a CPU tensor on the CPU; as a buffer
+    on the GPU it would meet that CPU tensor and the op would raise."""
+    if partner is not None:
+        hazards.blocking.append(f"{partner.describe()}: as a buffer it would follow the module to the GPU and meet that CPU tensor")
 
 
 def _class_hazards(info: ClassInfo, hazards: Hazards) -> None:

@@ -38,21 +38,21 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
     assignments = info.assignments_to(attr)
     if not any(a.kind is ValueKind.TENSOR for a in assignments):
         for assignment in assignments:
-            if assignment.value is not None and _is_container(assignment.value):
+            if assignment.value is not None and is_container(assignment.value):
                 return "it holds a container"
     if attr in called:
         return "it is called or used as a module, so it is a module or a function"
     return None
 
 
-def _is_container(value: cst.BaseExpression) -> bool:
+def is_container(value: cst.BaseExpression) -> bool:
     """A literal list/tuple/dict/set, `list(...)`-like, or a repeated one (`[torch.zeros(1)] * n`)."""
     if isinstance(value, _CONTAINERS):
         return True
     if isinstance(value, cst.Call):
         return isinstance(value.func, cst.Name) and value.func.value in _CONTAINER_CALLS
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        return _is_container(value.left) or _is_container(value.right)
+        return is_container(value.left) or is_container(value.right)
     return False
 
 

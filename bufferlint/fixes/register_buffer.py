@@ -9,7 +9,7 @@ import libcst as cst
 
 from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.hazards import Hazards, ProofContext, buffer_hazards
+from bufferlint.analysis.hazards import Hazards, ProofContext, buffer_hazards, meets_host_tensor
 from bufferlint.analysis.paths import always_runs
 from bufferlint.model import Applicability, Edit, Fix, Insert, Replace
 
@@ -68,6 +68,7 @@ def buffer_registration(attributes: ClassAttributes, attr: str) -> Registration:
         anchor = edit.target if isinstance(edit, Replace) else None
         assert anchor is None or isinstance(anchor, cst.BaseSmallStatement)
         hazards = buffer_hazards(info, attr, defining, ProofContext(attributes.analysis, attributes.family), anchor)
+        meets_host_tensor(attributes.host_partner(attr), hazards)
         known = cache[attr] = Registration(edit, hazards)
     return known
 

@@ -47,7 +47,11 @@ class TensorAttribute(Rule):
     an index from the input's device, or `forward` or a public method returns it. Not reported:
     a tensor only read for its metadata or on the host (`.shape`, `.item()`, `int()`,
     unpacked into a call's arguments as sizes, given as padding widths or output sizes:
-    `F.pad(x, (0, self.n - x.size(-1)))`, `torch.multinomial` weights), used as an index into another tensor (CUDA accepts CPU indices), only read while
+    `F.pad(x, (0, self.n - x.size(-1)))`), sampling weights whose draws are all that leaves
+    (`torch.multinomial(self.w, k).to(x.device)`, `choice(n, prob=self.w)` returned: moving or handing
+    out a draw moves no constant; a draw that meets the input unmoved stays a finding), weights
+    sampled with a `torch.Generator` (`generator=self.rng`: `.to()` moves no generator, and the
+    sampler refuses a tensor on another device than its generator), used as an index into another tensor (CUDA accepts CPU indices), only read while
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors; one element of a 1-D
     tensor counts: `width * (centres[1] - centres[0])`), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
@@ -143,6 +147,10 @@ class TensorAttribute(Rule):
     12. When the only use that meets the input is as an argument of a function imported from
         outside the run (not torch, not the linted files: a compiled op such as a voxeliser),
         that function is not read, and may want the tensor on the host (unsafe).
+    13. No method uses it with a tensor it builds on the host on every call
+        (`(torch.arange(b) * n).unsqueeze(1) + self.pairs`, then `.to(x.device)`): the original
+        adds two CPU tensors; as a buffer on the GPU it would meet the CPU one and the op would
+        raise (no fix).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 

@@ -78,8 +78,11 @@ class ConstantRebuiltInForward(Rule):
 
     ## What counts as constant
     Literals, module-level literal constants, torch calls that are not random, attributes set in
-    `__init__` to plain values (never tensors, parameters or submodules), and locals bound only to
-    such expressions. Anything read from the inputs, including their shapes, is not constant; nor
+    `__init__` to plain values (never tensors, parameters or submodules; a list, dict or set only
+    when no code of the file outside `__init__` changes it by item: after a tuner's
+    `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
+    locals bound only to such expressions. Code after a `return` or `raise` in the same block
+    never runs and is not read (by any rule). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
