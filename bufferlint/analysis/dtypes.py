@@ -74,6 +74,7 @@ class ComplexCheck:
         if qualified is not None:
             return self._imported(qualified)
         body: Optional[cst.FunctionDef] = None
+        is_method = False
         if isinstance(func, cst.Name):
             if func.value in _REAL_CALLS:
                 return None, None
@@ -83,13 +84,14 @@ class ComplexCheck:
             if body is None:
                 return None, f"`{func.value}()` is not defined in this file: not proved to return real values"
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == me:
-            body = self.method(func.attr.value)
+            body, is_method = self.method(func.attr.value), True
             if body is None:
                 return None, f"`{me}.{func.attr.value}()` is not defined in this file: not proved to return real values"
         if body is None or id(body) in seen or depth >= _MAX_DEPTH:
             return None, None  # a tensor method, or a helper already followed
         seen.add(id(body))
-        found, maybe = self._check(body.body, self_name(body), depth + 1, seen)
+        # a top-level function's first parameter is no instance (`def kernel(k): ... k.sum()`)
+        found, maybe = self._check(body.body, self_name(body) if is_method else None, depth + 1, seen)
         if found is not None:
             return f"{found} (built by {body.name.value}())", None
         return None, maybe

@@ -197,10 +197,29 @@ def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = Non
             generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars", "dir") for n in iter_nodes(func.body))
             if generic or _mentions_self_attr(func.body, me, attr) or _mentions_attr_string(func.body, attr):
                 return f"{owner.name}.{name}() moves it with the module"
+            if name in ("to", "cuda", "_apply") and _moves_own_tensors(func):
+                # the class lists the tensors its move takes along: it manages their devices itself
+                return f"{owner.name}.{name}() moves the class's plain tensors itself, and this one is left to it"
     for owner, name, func in family.move_overrides if family is not None else ():
         if owner is not info and _moves_instance_attr(func, info.name, attr):
             return f"{owner.name}.{name}() moves it with the module that owns it"
     return None
+
+
+def _moves_own_tensors(func: cst.FunctionDef) -> bool:
+    """`moved.<a> = moved.<a>.to(*args)` (or `.cuda(...)`, on `self` or on what `super().to()`
+    returned) in a move override: it moves plain tensor attributes one by one."""
+    for assign in nodes_of(func.body, cst.Assign):
+        value = assign.value
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda")):
+            continue
+        moved = value.func.value
+        if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) and any(
+            isinstance(t.target, cst.Attribute) and t.target.attr.value == moved.attr.value and is_name(t.target.value, moved.value.value)
+            for t in assign.targets
+        ):
+            return True
+    return False
 
 
 def _own_move_method(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -1016,7 +1035,30 @@ def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], 
     """The class's `self.device` design covers the tensors it places there; one that a later
     method moves to somewhere else (`self.window.to(x.device)`) is outside that design."""
     reason = own_device(info)
-    return None if reason is None or moved_elsewhere(info, attr) else reason
+    if reason is None or (moved_elsewhere(info, attr) and not _places_held_modules(info)):
+        return None
+    return reason
+
+
+def _places_held_modules(info: ClassInfo) -> bool:
+    """While constructing, the class moves its own submodules (or itself) to its `self.device`
+    (`self.unet.to(self.device)`): the whole module lives where the class puts it, and a later
+    `self.t.to(x.device)` is a guard for inputs, no sign the tensor should follow `.to()`."""
+    tensors = {a.attr for a in info.assignments if a.kind is ValueKind.TENSOR}
+    for name in init_time_methods(info):
+        func = info.methods.get(name)
+        me = self_name(func) if func is not None else None
+        for call in nodes_of(func.body, cst.Call) if func is not None and me is not None else ():
+            callee = call.func
+            if not (isinstance(callee, cst.Attribute) and callee.attr.value == "to" and len(call.args) == 1):
+                continue
+            target = call.args[0].value
+            if not (is_self_attr(target, me) and target.attr.value in DEVICE_ATTRS):  # type: ignore[attr-defined]
+                continue
+            held = callee.value
+            if is_name(held, me) or (is_self_attr(held, me) and held.attr.value not in tensors):  # type: ignore[attr-defined]
+                return True
+    return False
 
 
 def moved_elsewhere(info: ClassInfo, attr: str) -> bool:

@@ -25,7 +25,12 @@ class Scope:
 
 
 def keyword_names(call: cst.Call) -> frozenset[str]:
-    return frozenset(arg.keyword.value for arg in call.args if arg.keyword is not None)
+    """The keywords a call passes, less those given a literal `False`: `as_tuple=False`,
+    `return_counts=False` ask for what leaving them out does."""
+    return frozenset(
+        arg.keyword.value for arg in call.args
+        if arg.keyword is not None and not (type(arg.value) is cst.Name and arg.value.value == "False")  # type: ignore[attr-defined]
+    )
 
 
 def positional_count(call: cst.Call) -> int:
