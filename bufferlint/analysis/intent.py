@@ -1048,17 +1048,24 @@ def _places_held_modules(info: ClassInfo) -> bool:
     for name in init_time_methods(info):
         func = info.methods.get(name)
         me = self_name(func) if func is not None else None
-        for call in nodes_of(func.body, cst.Call) if func is not None and me is not None else ():
-            callee = call.func
-            if not (isinstance(callee, cst.Attribute) and callee.attr.value == "to" and len(call.args) == 1):
-                continue
-            target = call.args[0].value
-            if not (is_self_attr(target, me) and target.attr.value in DEVICE_ATTRS):  # type: ignore[attr-defined]
-                continue
-            held = callee.value
-            if is_name(held, me) or (is_self_attr(held, me) and held.attr.value not in tensors):  # type: ignore[attr-defined]
+        if func is None or me is None:
+            continue
+        for call in nodes_of(func.body, cst.Call):
+            if _moves_held_to_own_device(call, me, tensors):
                 return True
     return False
+
+
+def _moves_held_to_own_device(call: cst.Call, me: str, tensors: set[str]) -> bool:
+    """`self.<sub>.to(self.device)` (a held module, not a tensor attribute) or `self.to(self.device)`."""
+    callee = call.func
+    if not (isinstance(callee, cst.Attribute) and callee.attr.value == "to" and len(call.args) == 1):
+        return False
+    target = call.args[0].value
+    if not (isinstance(target, cst.Attribute) and is_self_attr(target, me) and target.attr.value in DEVICE_ATTRS):
+        return False
+    held = callee.value
+    return is_name(held, me) or (isinstance(held, cst.Attribute) and is_self_attr(held, me) and held.attr.value not in tensors)
 
 
 def moved_elsewhere(info: ClassInfo, attr: str) -> bool:
