@@ -560,13 +560,37 @@ FRESH36 = _repositories("""
     moment-timeseries-foundation-model/moment LTH14/rcg lucidrains/rectified-flow-pytorch
     lucidrains/x-unet
 """)
+FRESH37 = _repositories("""
+    9terry-student/ContraMamba EricGuo5513/HumanML3D HeliXonProtein/OmegaFold Open-Catalyst-Project/ocp
+    ShusenTang/Dive-into-DL-PyTorch annahayoon/DomainAdaptive_PoissonDiffusion benschneider/spectral-diffusion
+    bochendong/Diffusion-Molecule jackruder/diffusion-driven-state-space-models lllyasviel/IC-Light
+    pyg-team/pytorch-frame sgrvinod/a-PyTorch-Tutorial-to-Image-Captioning yhenon/pytorch-retinanet
+    yigit-uslu/graph-signal-diffusion yunjey/pytorch-tutorial znxlwm/pytorch-generative-model-collections
+    roboflow/rf-detr sooftware/kospeech openvpi/SingingVocoders voldemortX/pytorch-auto-drive
+    KevinMusgrave/pytorch-adapt Bili-Sakura/pytorch-image-translation-models thawro/pytorch-human-pose
+    wolny/pytorch-3dunet vishal-burman/PyTorch-Architectures SSS135/pytorch-rl-kit r9y9/wavenet_vocoder
+    facebookresearch/mbrl-lib jiaor17/DiffCSP TencentAI4S/tfold THUDM/GraphMAE ifzhang/FairMOT
+    megvii-research/MOTR ma-xu/pointMLP-pytorch Rongjiehuang/ProDiff r9y9/deepvoice3_pytorch baofff/U-ViT
+    ikostrikov/pytorch-a2c-ppo-acktr-gail jxmorris12/vec2text graphdeeplearning/graphtransformer
+    MCG-NKU/E2FGVI zsyOAOA/DifFace IceClear/StableSR
+""")
+FRESH38 = _repositories("""
+    XiandaGuo/OpenStereo ltkong218/IFRNet yitu-opensource/T2T-ViT yl4579/StarGANv2-VC
+    songyouwei/ABSA-PyTorch oxwhirl/pymarl thuml/Neural-Solver-Library zezhishao/BasicTS
+    uni-medical/SAM-Med3D jaywonchung/BERT4Rec-VAE-Pytorch ruotianluo/self-critical.pytorch
+    jackroos/VL-BERT Cadene/block.bootstrap.pytorch mli0603/stereo-transformer
+    ByteDance-Seed/Depth-Anything-3 nianticlabs/manydepth Parskatt/DKM keonlee9420/PortaSpeech
+    haoxiangsnr/FullSubNet NVIDIA/mellotron thunlp/OpenMatch nyu-mll/jiant jiesutd/NCRFpp
+    allanj/pytorch_neural_crf lonePatient/BERT-NER-Pytorch cvignac/DiGress twitter-research/cwn
+    wengong-jin/hgraph2graph
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
-    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36,
+    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38,
 }
 
 

@@ -895,7 +895,26 @@ def test_file_facts_survive_the_index_cache_field_for_field() -> None:
         "    model.gate.requires_grad = True\n    optimizer.load_state_dict(ckpt['optimizer'])\n"
         "    torch.set_default_device('cuda')\n    layer.anchors = [1.0, 2.0]\n    box.gate = other\n"
         "    with torch.device('cuda'):\n        model.setup_caches()\n    return pickle.load(open('m.pkl', 'rb'))\n"
+        "\n\nREQUIRES = ['torch==1.4.0']\n"
     )
     facts = file_facts(ast.parse(source), "pkg.train", source.encode())
-    assert facts.set_outside and facts.set_outside_plain and facts.unfrozen and facts.resumes_optimizer
+    assert facts.set_outside and facts.set_outside_plain and facts.unfrozen and facts.resumes_optimizer and facts.old_torch
     assert FileFacts.from_json(json.loads(json.dumps(facts.to_json()))) == facts
+
+
+@pytest.mark.parametrize(
+    ("requirement", "fix"),
+    [
+        ("torch==1.4.0", "none"), ("torch<1.6", "none"), ("torch<=1.5.1", "none"), ("torch==0.4.1", "none"),
+        ("torch==1.6.0", "safe"), ("torch>=1.4", "safe"), ("torch<1.10", "safe"), ("torch==1.13.1", "safe"),
+    ],
+)
+def test_a_project_pinning_torch_below_1_6_gets_no_fix(requirement: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`register_buffer(..., persistent=False)` raises TypeError before torch 1.6: a setup.py
+    that pins an older torch leaves the rewrite without a safe (or any) form."""
+    setup = f"from setuptools import setup\n\nsetup(name='m', install_requires=['numpy', '{requirement}'])\n"
+    root = _project(tmp_path / "p6", {"masked.py": CONSTANT, "setup.py": setup})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
+    assert _summary(findings) == [("masked.py", 9, "BUF001", fix)]
+    if fix == "none":
+        assert f"no fix: the project pins torch below 1.6 ({root / 'setup.py'}:3)" in findings[0]["message"]

@@ -27,6 +27,7 @@ from bufferlint.analysis.flow import StatementSite, body_statements, child_suite
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
+from bufferlint.analysis.named_device import shared_generator_device
 from bufferlint.analysis.never_given import given_parameters, never_given
 from bufferlint.analysis.parameters import is_parameter_call
 from bufferlint.analysis.paths import enclosing
@@ -82,10 +83,20 @@ class ClassAttributes:
         )
 
     def _beside_generator(self, attr: str) -> Optional[str]:
-        sampled = self._evidence.sampled_with_generator(attr)
+        """A table the class builds on the device of a `torch.Generator` it also builds there, and
+        samples with it: the class pins both to one device the program names (VAR's class prior
+        on `dist.get_device()`), and a buffer would leave the generator behind."""
+        defining = self.defining.get(attr)
+        if defining is None or defining.value is None:
+            return None
+        device = shared_generator_device(self.info, defining.value, self.analysis.inference.qualify)
+        sampled = self._evidence.sampled_with_generator(attr) if device is not None else None
         if sampled is None:
             return None
-        return f"{sampled}: .to() moves no torch.Generator, and a sampler refuses a tensor on another device than its generator"
+        return (
+            f"it is built on `{device}` beside a torch.Generator the class builds there, and {sampled}: "
+            ".to() moves no generator, and a sampler refuses a tensor on another device than its generator"
+        )
 
     def _by_design(self) -> Optional[str]:
         if id(self.info.node) in self.analysis.test_local_classes:

@@ -19,7 +19,7 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.names import dotted_name
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of
 
 _COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
 # float8 tables (quantized weights) are floating point too: `.half()` would cast them as well
@@ -74,11 +74,12 @@ class ComplexCheck:
         if qualified is not None:
             return self._imported(qualified)
         body: Optional[cst.FunctionDef] = None
-        is_method = False
+        is_method = False  # the callee's first parameter is the instance: a method, or a helper given `self`
         if isinstance(func, cst.Name):
             if func.value in _REAL_CALLS:
                 return None, None
             body = self.function(func.value)
+            is_method = bool(call.args) and me is not None and is_name(call.args[0].value, me)  # `build(self, n)`
             if body is None and func.value in _BUILTINS:
                 return None, f"`{func.value}()` picks what it returns at run time: not proved to return real values"
             if body is None:
@@ -90,7 +91,7 @@ class ComplexCheck:
         if body is None or id(body) in seen or depth >= _MAX_DEPTH:
             return None, None  # a tensor method, or a helper already followed
         seen.add(id(body))
-        # a top-level function's first parameter is no instance (`def kernel(k): ... k.sum()`)
+        # a helper's first parameter is no instance unless it is given one (`def kernel(k): ... k.sum()`)
         found, maybe = self._check(body.body, self_name(body) if is_method else None, depth + 1, seen)
         if found is not None:
             return f"{found} (built by {body.name.value}())", None

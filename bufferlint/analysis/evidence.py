@@ -112,7 +112,8 @@ class EvidenceFinder:
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
-        data_carriers: dict[str, frozenset[str]] = {}  # locals holding the attributes' data (see _Reader.data)
+        # per set of samplers: locals holding the attributes' data, not a draw from them (_Reader.data)
+        data_carriers: dict[frozenset[str], dict[str, frozenset[str]]] = {SAMPLERS: {}, INDEX_SAMPLERS: {}}
         on_path = facts.path_method(method.func) is not None
         handed_out = on_path or not method.name.startswith("_")
         # Rebound by this method before a read (`self.flat = torch.cat(...)`, then `return self.flat`):
@@ -141,7 +142,7 @@ class EvidenceFinder:
                     move = facts.move(call, site.state, method)
                     if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
                         # what moves is the attribute's data, not a sample drawn from it
-                        moved = frozenset(a for a in reader.data(move.subject) if not to_own_device(move, method, a))
+                        moved = frozenset(a for a in reader.data(move.subject, SAMPLERS) if not to_own_device(move, method, a))
                         self._add(moved, "moved", method, call, None, fresh)
             if not site.site.nested:
                 fresh |= _rebound_afresh(small, method.self_name, self.wanted, reader)
@@ -226,25 +227,25 @@ class _Reader:
 
     def __init__(
         self, facts: ForwardFacts, method: PathMethod, state: FlowState, carriers: dict[str, frozenset[str]],
-        wanted: frozenset[str], data_carriers: Optional[dict[str, frozenset[str]]] = None,
+        wanted: frozenset[str], data_carriers: Optional[dict[frozenset[str], dict[str, frozenset[str]]]] = None,
     ) -> None:
         self.facts, self.method, self.state, self.carriers, self.wanted = facts, method, state, carriers, wanted
-        self.data_carriers = data_carriers if data_carriers is not None else {}
-        self._data_only = False
+        self.data_carriers = data_carriers if data_carriers is not None else {SAMPLERS: {}, INDEX_SAMPLERS: {}}
+        self._data_only: frozenset[str] = frozenset()  # while reading data: the samplers whose draws carry none
 
-    def data(self, expr: cst.BaseExpression) -> frozenset[str]:
-        """The attributes whose data `expr` holds: as `carried`, but not through a sample drawn from
-        them (`torch.multinomial(self.w, n)` and `choice(n, prob=self.p)` hold draws, not the weights)."""
-        self._data_only = True
+    def data(self, expr: cst.BaseExpression, samplers: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The attributes whose data `expr` holds: as `carried`, but not through a draw from them by
+        one of `samplers` (`torch.multinomial(self.w, n)` holds indices, not the weights)."""
+        self._data_only = samplers
         try:
             return self.carried(expr)
         finally:
-            self._data_only = False
+            self._data_only = frozenset()
 
     def carried(self, expr: cst.BaseExpression) -> frozenset[str]:
         kind = type(expr)
         if kind is cst.Name:
-            carriers = self.data_carriers if self._data_only else self.carriers
+            carriers = self.data_carriers[self._data_only] if self._data_only else self.carriers
             return carriers.get(expr.value, frozenset())  # type: ignore[attr-defined]
         if kind is cst.Attribute:
             return self._attribute(expr)  # type: ignore[arg-type]
@@ -300,8 +301,12 @@ class _Reader:
         return frozenset()
 
     def _new_data(self, call: cst.Call) -> bool:
-        """A sampler's draw: `torch.multinomial(self.w, n)`, `self.w.multinomial(n)`, `choice(n, prob=self.w)`."""
-        return _callee_name(call) in _SAMPLERS
+        """A draw by one of the samplers asked about: `torch.multinomial(self.w, n)`,
+        `self.w.multinomial(n)`, `choice(n, prob=self.w)` (not a method of the class's own)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and is_name(func.value, self.method.self_name or ""):
+            return False
+        return _callee_name(call) in self._data_only
 
     def _args(self, call: cst.Call) -> frozenset[str]:
         sizes = _size_values(call, self.facts.inference.qualify(call.func))
@@ -323,7 +328,7 @@ class _Reader:
         if kind is cst.Subscript:
             return self.handed_out(expr.value)  # type: ignore[attr-defined]
         if kind is cst.Name or kind is cst.Attribute:
-            return self.data(expr)
+            return self.data(expr, INDEX_SAMPLERS)
         return frozenset()
 
     def indexed(self, node: cst.Subscript) -> frozenset[str]:
@@ -422,8 +427,11 @@ class _Reader:
         return [arg.value for arg in call.args if not arg.star and id(arg) not in rebuilt]
 
 
-# Calls that draw samples: what they return is indices or draws, not the weights they are given.
-_SAMPLERS = frozenset(("multinomial", "bernoulli", "poisson", "choice", "sample", "rsample"))
+# Calls that draw samples: what they return is a draw, not the weights they are given (moving a
+# draw moves no constant). Those that draw indices hand out nothing of the weights either; a
+# Bernoulli draw is a tensor of the weights' shape and device, which a caller may combine.
+SAMPLERS = frozenset(("multinomial", "bernoulli", "poisson", "choice", "sample", "rsample"))
+INDEX_SAMPLERS = frozenset(("multinomial", "choice"))
 # Calls whose positional arguments are sizes (a tensor unpacked into them gives Python ints).
 _SIZE_CALLS = frozenset(
     "view reshape expand repeat permute tile new_zeros new_ones new_empty new_full "
@@ -565,14 +573,16 @@ def _read_on_host_only(func: cst.FunctionDef, name: str) -> bool:
 
 def _update(small: cst.BaseSmallStatement, reader: _Reader) -> None:
     if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
-        attrs, data = reader.carried(small.value), reader.data(small.value)
+        attrs = reader.carried(small.value)
+        data = {samplers: reader.data(small.value, samplers) for samplers in reader.data_carriers}
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
         for target in targets:
             names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
             for name in names:
                 if isinstance(name, cst.Name):
                     _carry(reader.carriers, name.value, attrs)
-                    _carry(reader.data_carriers, name.value, data)
+                    for samplers, carriers in reader.data_carriers.items():
+                        _carry(carriers, name.value, data[samplers])
 
 
 def _carry(carriers: dict[str, frozenset[str]], name: str, attrs: frozenset[str]) -> None:

@@ -25,7 +25,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -884,50 +884,76 @@ def _constructor_attrs(info: ClassInfo) -> frozenset[str]:
 
 def _filled_after_construction(analysis: FileAnalysis, info: ClassInfo) -> frozenset[str]:
     """Constructor attributes holding a list, dict or set that code outside `__init__` fills or
-    changes by item (`layer.p[etype] -= step` in a training loop, `self.p[k] = v` in a method):
-    a tensor built from one is the container's state at that call, not a constant."""
+    changes by item (`layer.p[etype] -= step` in a training loop, `self.p[k] = v` in a method of
+    the class or a base): a tensor built from one is the container's state at that call, not a
+    constant. (Another class changing its own `self.<same name>` says nothing of this one.)"""
     containers = {a.attr for a in info.assignments if a.in_init and a.value is not None and is_container(a.value)}
     if not containers or not analysis.may_match(_changing_pattern(containers)):
         return frozenset()
-    return frozenset(containers) & _changed_by_item(analysis)
+    elsewhere, own = _changed_by_item(analysis)
+    changed = set(elsewhere)
+    for owner in (info, *info.ancestors()):
+        changed |= own.get(owner.name, set())
+    return frozenset(containers & changed)
 
 
 def _changing_pattern(names: set[str]) -> "re.Pattern[bytes]":
     """`.<name>[...] = `, `.<name>[...] += `, `.<name>.append(` for one of `names`, in the text."""
     alternatives = "|".join(sorted(re.escape(n) for n in names))
     return re.compile(
-        rb"\.(?:" + alternatives.encode() + rb")(?:\[[^\]\n]*\][ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)|\.(?:"
+        rb"\.(?:" + alternatives.encode() + rb")(?:\[[^\n]*?\][ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)|\.(?:"
         + "|".join(sorted(IN_PLACE_METHODS)).encode() + rb")\()"
     )
 
 
-def _changed_by_item(analysis: FileAnalysis) -> frozenset[str]:
+_Changed = tuple[frozenset[str], dict[str, set[str]]]
+
+
+def _changed_by_item(analysis: FileAnalysis) -> _Changed:
     """Attribute names the file changes by item outside any `__init__` (`<x>.<name>[k] = v`,
-    `<x>.<name>[k] += v`, `<x>.<name>.append(v)`); read once per file."""
-    known: Optional[frozenset[str]] = analysis.__dict__.get(_CHANGED_ATTR)
+    `<x>.<name>[k] += v`, `<x>.<name>.append(v)`): on other objects, and per class on its own
+    instance (`self.<name>[k] = v` in a method); read once per file."""
+    known: Optional[_Changed] = analysis.__dict__.get(_CHANGED_ATTR)
     if known is None:
-        found: set[str] = set()
-        module = analysis.whole_module  # the class that changes it may be one a check left unparsed
-        inits = {id(node) for node in nodes_of(module, cst.FunctionDef) if node.name.value == "__init__"}  # type: ignore[attr-defined]
-        _collect_changed(module, inits, found)
-        known = analysis.__dict__[_CHANGED_ATTR] = frozenset(found)
+        elsewhere: set[str] = set()
+        own: dict[str, set[str]] = {}
+        # the class that changes it may be one a check left unparsed
+        stack: list[tuple[cst.CSTNode, Optional[str], Optional[str]]] = [(analysis.whole_module, None, None)]
+        while stack:
+            node, owner, me = stack.pop()
+            kind = type(node)
+            if kind is cst.ClassDef:
+                owner, me = node.name.value, None  # type: ignore[attr-defined]
+            elif kind is cst.FunctionDef:
+                if node.name.value == "__init__":  # type: ignore[attr-defined]
+                    continue
+                params = node.params.params  # type: ignore[attr-defined]
+                me = params[0].name.value if owner is not None and params else None
+            else:
+                changed = _item_change(node)
+                if changed is not None:
+                    receiver, attr = changed
+                    if me is not None and owner is not None and is_name(receiver, me):
+                        own.setdefault(owner, set()).add(attr)
+                    else:
+                        elsewhere.add(attr)
+            stack.extend((child, owner, me) for child in node.children)
+        known = analysis.__dict__[_CHANGED_ATTR] = (frozenset(elsewhere), own)
     return known
 
 
-def _collect_changed(root: cst.CSTNode, inits: set[int], found: set[str]) -> None:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is cst.AssignTarget or kind is cst.AugAssign:
-            target = node.target  # type: ignore[attr-defined]
-            if type(target) is cst.Subscript and type(target.value) is cst.Attribute:
-                found.add(target.value.attr.value)
-        elif kind is cst.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is cst.Attribute and func.attr.value in IN_PLACE_METHODS and type(func.value) is cst.Attribute:
-                found.add(func.value.attr.value)
-        stack.extend(child for child in node.children if id(child) not in inits)
+def _item_change(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
+    """(`x`, `name`) for `x.name[k] = v` / `x.name[k] += v` / `x.name.append(v)`, else None."""
+    kind = type(node)
+    if kind is cst.AssignTarget or kind is cst.AugAssign:
+        target = node.target  # type: ignore[attr-defined]
+        if type(target) is cst.Subscript and type(target.value) is cst.Attribute:
+            return target.value.value, target.value.attr.value
+    elif kind is cst.Call:
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in IN_PLACE_METHODS and type(func.value) is cst.Attribute:
+            return func.value.value, func.value.attr.value
+    return None
 
 
 def _module_constants(analysis: FileAnalysis) -> frozenset[str]:

@@ -25,7 +25,7 @@ The obligations (the rules' docs list them too):
    explicit dtype, and not in a module that a holder's cast to half puts back in float32
    (disproved: no fix), not compared with data as a threshold (unsafe);
 8. the project does not build modules on the meta device (non-persistent buffers are then never
-   restored);
+   restored), nor pin torch below 1.6 (no `persistent=` there);
 9. nothing in the class or its bases walks every buffer (`self.named_buffers()`, `self._buffers`)
    or overrides what lists them (`named_buffers()`, `state_dict()`, `_load_from_state_dict()`...);
 10. the project does not restore pickled modules or copy parameters and buffers by name between
@@ -458,12 +458,16 @@ def own_bookkeeping(info: ClassInfo, analysis: FileAnalysis) -> Optional[str]:
 
 
 def _project_hazards(context: ProofContext, hazards: Hazards) -> None:
-    """Obligation 8: non-persistent buffers are not restored by meta-device construction.
+    """Obligation 8: non-persistent buffers are not restored by meta-device construction, and the
+    project's torch has them at all (1.6 and later).
     Obligation 10: no module pickled before the change is restored, and no code copies parameters
     and buffers by name between two versions of a module."""
     where = context.analysis.project.meta_init
     if where is not None:
         hazards.unsafe.append(f"the project builds modules on the meta device ({where}): load_state_dict() never restores a non-persistent buffer")
+    pinned = context.analysis.project.old_torch
+    if pinned is not None:
+        hazards.blocking.append(f"the project pins torch below 1.6 ({pinned}), where register_buffer() takes no `persistent=`")
     pickles = context.analysis.project.pickles
     if pickles is not None:
         hazards.unsafe.append(

@@ -195,31 +195,25 @@ def moved_by_override(info: ClassInfo, attr: str, family: Optional[Family] = Non
                 continue
             me = self_name(func)
             generic = any(isinstance(n, cst.Name) and n.value in ("__dict__", "vars", "dir") for n in iter_nodes(func.body))
-            if generic or _mentions_self_attr(func.body, me, attr) or _mentions_attr_string(func.body, attr):
+            mentioned = any(_mentions_self_attr(func.body, alias, attr) for alias in (me, *_super_results(func)))
+            if generic or mentioned or _mentions_attr_string(func.body, attr):
                 return f"{owner.name}.{name}() moves it with the module"
-            if name in ("to", "cuda", "_apply") and _moves_own_tensors(func):
-                # the class lists the tensors its move takes along: it manages their devices itself
-                return f"{owner.name}.{name}() moves the class's plain tensors itself, and this one is left to it"
     for owner, name, func in family.move_overrides if family is not None else ():
         if owner is not info and _moves_instance_attr(func, info.name, attr):
             return f"{owner.name}.{name}() moves it with the module that owns it"
     return None
 
 
-def _moves_own_tensors(func: cst.FunctionDef) -> bool:
-    """`moved.<a> = moved.<a>.to(*args)` (or `.cuda(...)`, on `self` or on what `super().to()`
-    returned) in a move override: it moves plain tensor attributes one by one."""
+def _super_results(func: cst.FunctionDef) -> list[str]:
+    """Names bound to what the base's move returns (`moved = super().to(*args)`): the module itself."""
+    found: list[str] = []
     for assign in nodes_of(func.body, cst.Assign):
-        value = assign.value
-        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda")):
-            continue
-        moved = value.func.value
-        if isinstance(moved, cst.Attribute) and isinstance(moved.value, cst.Name) and any(
-            isinstance(t.target, cst.Attribute) and t.target.attr.value == moved.attr.value and is_name(t.target.value, moved.value.value)
-            for t in assign.targets
-        ):
-            return True
-    return False
+        value = assign.value  # type: ignore[attr-defined]
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call):
+            inner = value.func.value.func
+            if isinstance(inner, cst.Name) and inner.value == "super":
+                found.extend(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))  # type: ignore[attr-defined]
+    return found
 
 
 def _own_move_method(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -635,6 +629,46 @@ def _grown_list(small: cst.BaseSmallStatement) -> Optional[tuple[str, cst.Call]]
     return None
 
 
+def _tracing_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Read after construction only under `if torch.jit.is_tracing():` (or `is_scripting()`,
+    `torch.onnx.is_in_onnx_export()`): a table precomputed for export, which the tracer folds into
+    the graph; a live module never reads it, so where `.to()` leaves it changes nothing."""
+    if not _all_methods_visible(info):
+        return None
+    read = False
+    for owner in (info, *info.ancestors(), *family.subclasses(info)):
+        skipped = init_time_methods(owner)
+        for name in method_reads(owner).readers.get(attr, ()):
+            if name in skipped:
+                continue
+            func = owner.methods[name]
+            reads, guarded = _reads_under_tracing(func, self_name(func), attr)
+            if reads != guarded:
+                return None
+            read = read or reads > 0
+    return "it is only read under a tracing check (`is_tracing()`): a table for export, which the tracer folds in" if read else None
+
+
+_TRACING_CHECKS = ("is_tracing", "is_scripting", "is_in_onnx_export")
+
+
+def _reads_under_tracing(func: cst.FunctionDef, me: Optional[str], attr: str) -> tuple[int, int]:
+    """How many times `func` reads `self.<attr>`, and how many of those sit in the body of an
+    `if` whose test calls a tracing check."""
+    guarded: set[int] = set()
+    for branch in nodes_of(func.body, cst.If):
+        test = branch.test  # type: ignore[attr-defined]
+        if any(_callee_word(call) in _TRACING_CHECKS for call in nodes_of(test, cst.Call)):
+            guarded.update(id(n) for n in nodes_of(branch.body, cst.Attribute))  # type: ignore[attr-defined]
+    reads = [n for n in nodes_of(func.body, cst.Attribute) if is_self_attr(n, me, attr)]  # type: ignore[arg-type]
+    return len(reads), sum(1 for n in reads if id(n) in guarded)
+
+
+def _callee_word(call: cst.Call) -> str:
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
 def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Read while constructing (a size computed with torch) and never by forward or other methods."""
     if not _all_methods_visible(info):
@@ -1035,9 +1069,19 @@ def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], 
     """The class's `self.device` design covers the tensors it places there; one that a later
     method moves to somewhere else (`self.window.to(x.device)`) is outside that design."""
     reason = own_device(info)
-    if reason is None or (moved_elsewhere(info, attr) and not _places_held_modules(info)):
+    if reason is None:
+        return None
+    if moved_elsewhere(info, attr) and not (_built_on_own_device(defining) and _places_held_modules(info)):
         return None
     return reason
+
+
+def _built_on_own_device(defining: Optional[AttrAssignment]) -> bool:
+    """The defining value names the class's own device (`device=self.device`, `.to(self.device)`)."""
+    if defining is None or defining.value is None:
+        return False
+    me = defining.scope.self_name
+    return any(is_self_attr(n, me) and n.attr.value in DEVICE_ATTRS for n in nodes_of(defining.value, cst.Attribute))  # type: ignore[attr-defined]
 
 
 def _places_held_modules(info: ClassInfo) -> bool:
@@ -1128,6 +1172,6 @@ def given_device(info: ClassInfo) -> Optional[str]:
 
 _TESTS = (
     _placeholder, _hasattr_cache, _moved_by_override, _own_move_method, _own_device, _device_checked,
-    _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _kept_on_host,
+    _input_derived, _shape_cache, _per_call_state, _optimisation_variable, _lazy_on_own_device, _construction_only, _tracing_only, _kept_on_host,
     _placed_by_choice, _caller_placed, _pinned_and_placed_once, _source_of_rebuilt_caches,
 )

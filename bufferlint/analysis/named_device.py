@@ -30,7 +30,7 @@ What does not name a device (and so stays a finding):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -284,3 +284,41 @@ def _kept_setting(context: _Context, attr: str, depth: int) -> bool:
         and _names_device(a.value, _Context(context.info, a.method, context.fixed), depth + 1)
         for a in assignments
     )
+
+
+def shared_generator_device(
+    info: ClassInfo, value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]
+) -> Optional[str]:
+    """The device expression (as code) that `value` is built on with `device=` and that a
+    `torch.Generator(device=...)` the class builds while constructing uses too; not a literal and
+    not an `__init__` argument that defaults to None or "cpu" (then the host is the default)."""
+    device = _device_keyword(value)
+    if device is None or isinstance(device, _LITERALS) or _host_by_default(info, device):
+        return None
+    shown = cst.Module([]).code_for_node(device)
+    for assignment in info.assignments:
+        built = assignment.value
+        if assignment.in_init and isinstance(built, cst.Call) and qualify(built.func) == "torch.Generator":
+            other = _device_keyword(built)
+            if other is not None and cst.Module([]).code_for_node(other) == shown:
+                return shown
+    return None
+
+
+def _device_keyword(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    if not isinstance(value, cst.Call):
+        return None
+    return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "device"), None)
+
+
+def _host_by_default(info: ClassInfo, device: cst.BaseExpression) -> bool:
+    if not isinstance(device, cst.Name) or info.init is None:
+        return False
+    params = info.init.params
+    for param in (*params.params, *params.kwonly_params):
+        if param.name.value == device.value and param.default is not None:
+            default = param.default
+            return (isinstance(default, cst.Name) and default.value == "None") or (
+                isinstance(default, cst.SimpleString) and default.evaluated_value == "cpu"
+            )
+    return False

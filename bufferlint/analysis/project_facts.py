@@ -163,6 +163,9 @@ class FileFacts:
     recasts_held: tuple[tuple[str, str, str, int], ...] = ()
     # `<object>.<name> = <a plain Python value>` (`layer.anchors = [float(a) for a in s]`): name, first line
     set_outside_plain: tuple[tuple[str, int], ...] = ()
+    # line of a requirement pinning torch below 1.6 (`"torch==1.4.0"` in setup.py), whose
+    # register_buffer takes no `persistent=`
+    old_torch: Optional[int] = None
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -170,14 +173,14 @@ class FileFacts:
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
-            self.recasts_held, self.set_outside_plain,
+            self.recasts_held, self.set_outside_plain, self.old_torch,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
          complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
-         set_plain) = data
+         set_plain, old_torch) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -188,13 +191,14 @@ class FileFacts:
             tuple((name, total, throwaway) for name, total, throwaway in mentions),
             tuple((holder, attr, held, line) for holder, attr, held, line in recasts),
             tuple((name, line) for name, line in set_plain),
+            old_torch,
         )
 
 
 def may_hold_facts(source: bytes) -> bool:
     """Whether a file without classes or imports may still hold a project fact (a script that
     unfreezes parameters or builds on the meta device)."""
-    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS, *_RESUME_WORDS, *_PICKLE_WORDS)
+    words = (b"requires_grad", b"make_trainable", b"set_default_", *_META_WORDS, *_RESUME_WORDS, *_PICKLE_WORDS, *_PIN_WORDS)
     return any(word in source for word in words)
 
 
@@ -231,6 +235,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
         facts.exports = _exports(tree)
     facts.set_outside, facts.set_outside_plain = _set_from_outside(source, _instance_names(tree))
     facts.class_mentions = _class_mentions(tree, source, is_test_module(module), package)
+    if any(word in source for word in _PIN_WORDS):
+        facts.old_torch = _first_line(_OLD_TORCH, source)
     if facts.functions:  # only top-level functions are looked up across files
         facts.complex_functions = tuple(f"{module}.{name}" for name in _complex_functions(tree, source))
     return facts
@@ -439,6 +445,12 @@ def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int
             yield first, last
         for field_name in ("body", "orelse", "finalbody", "handlers"):
             stack.extend(child for child in getattr(node, field_name, ()) if isinstance(child, (ast.stmt, ast.excepthandler)))
+
+
+# A requirement string pinning torch below 1.6 (`"torch==1.4.0"`, `'torch<1.6'`, `"torch<=1.5.1"`):
+# before 1.6, `register_buffer(..., persistent=False)` raises TypeError.
+_PIN_WORDS = (b"'torch", b'"torch')
+_OLD_TORCH = re.compile(rb"""["']torch\s*(?:==\s*(?:0\.|1\.[0-5](?![0-9]))|<=\s*(?:0\.|1\.[0-5](?![0-9]))|<\s*(?:0\.|1\.[0-6](?![0-9])))""")
 
 
 def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
@@ -1152,6 +1164,7 @@ class ProjectFacts:
         self.default_device: Optional[str] = None
         self.resumes_optimizer: Optional[str] = None
         self.pickles: Optional[str] = None  # `path:line` of the first pickle load or name-matched copy
+        self.old_torch: Optional[str] = None  # `path:line` of a requirement pinning torch below 1.6
         self.functions: set[str] = set()
         self.complex_functions: set[str] = set()
         self.imported: set[str] = set(imported)  # every name or module an import of the run names
@@ -1190,6 +1203,8 @@ class ProjectFacts:
             self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
         if facts.pickles is not None and self.pickles is None:
             self.pickles = f"{path}:{facts.pickles}"
+        if facts.old_torch is not None and self.old_torch is None:
+            self.old_torch = f"{path}:{facts.old_torch}"
         self.functions.update(facts.functions)
         self.complex_functions.update(facts.complex_functions)
         self.imported.update(facts.imports)
@@ -1219,7 +1234,7 @@ class ProjectFacts:
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
                 sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
-                self.pickles,
+                self.pickles, self.old_torch,
                 sorted(self.functions),
                 sorted(self.complex_functions),
                 sorted(self.imported),

@@ -133,7 +133,9 @@ class TensorAttribute(Rule):
        comparing its size is fine) (unsafe); a helper it is built by is readable in the linted
        files (else unsafe).
     8. The project does not build its modules on the meta device and restore them with
-       `load_state_dict()` (non-persistent buffers are never restored) (unsafe).
+       `load_state_dict()` (non-persistent buffers are never restored) (unsafe), nor pin torch
+       below 1.6 in a Python file of the run (`"torch==1.4.0"` in `setup.py`: `persistent=` does not
+       exist there) (no fix).
     9. Nothing in the class or its bases walks every buffer (`self.named_buffers()`,
        `self._buffers`) or overrides what lists them (`named_buffers()`, `state_dict()`,
        `_load_from_state_dict()`...): the new buffer would be walked or listed there (unsafe).

@@ -81,8 +81,8 @@ class ConstantRebuiltInForward(Rule):
     `__init__` to plain values (never tensors, parameters or submodules; a list, dict or set only
     when no code of the file outside `__init__` changes it by item: after a tuner's
     `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
-    locals bound only to such expressions. Code after a `return` or `raise` in the same block
-    never runs and is not read (by any rule). Anything read from the inputs, including their shapes, is not constant; nor
+    locals bound only to such expressions. The statement-by-statement analysis of a method stops
+    a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
@@ -113,7 +113,8 @@ class ConstantRebuiltInForward(Rule):
        constructing, or `device=device` passed on from its `__init__`): the hoisted constant
        would be built on the CPU, not on that device.
     5. The project does not build its modules on the meta device (a non-persistent buffer is never
-       restored by `load_state_dict()`).
+       restored by `load_state_dict()`), nor pin torch below 1.6 in a `setup.py` or other Python
+       file of the run (`"torch==1.4.0"`: `persistent=` does not exist there).
     6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
     7. Something moves the module: it holds parameters, buffers or submodules, or a module of the
@@ -250,6 +251,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     pin = dtype_pin(found.value, analysis.inference.qualify)
     if pin is not None:
         return f"its dtype is spelled out (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16), which may change what the code computes"
+    if analysis.project.old_torch is not None:
+        return f"the project pins torch below 1.6 ({analysis.project.old_torch}), where register_buffer() takes no `persistent=`"
     if analysis.project.meta_init is not None:
         return f"the project builds modules on the meta device ({analysis.project.meta_init}), and load_state_dict() never restores a non-persistent buffer"
     unmoved = moved_with_users(class_attributes(analysis, info))
