@@ -108,7 +108,13 @@ class EvidenceFinder:
             for facts in (self.facts, *self.subclass_facts):
                 for method in _methods(facts, lambda func: bool(self.mentions.words(func) & self.wanted)):
                     self._scan(facts, method)
-        return self._found.get(attr)
+        found = self._found.get(attr)
+        partner = self.host_partners.get(attr)
+        if found is not None and found.kind == "returned" and partner is not None and partner.method == found.method:
+            # `return self.lo + torch.rand(n, 3) * self.span`: the method computes on the host by
+            # design (its callers move what it returns); as a buffer the table would break it
+            return None
+        return found
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
@@ -168,13 +174,15 @@ class EvidenceFinder:
     def sampled_with_generator(self, attr: str) -> Optional[str]:
         """Where a method samples from `attr` with a `torch.Generator`, which stays on the device it
         was built for: `.to()` moves no generator, so the tensor must stay beside it."""
-        self.evidence(attr)
+        if self._found is None:
+            self.evidence(attr)
         return self.generator_sampled.get(attr)
 
     def host_partner(self, attr: str) -> Optional["HostPartner"]:
         """A tensor a method builds on the host on every call and uses with `attr` (after the
         evidence scan): as a buffer on the GPU, `attr` would meet a CPU tensor there."""
-        self.evidence(attr)
+        if self._found is None:
+            self.evidence(attr)
         return self.host_partners.get(attr)
 
     def _add(
@@ -184,7 +192,8 @@ class EvidenceFinder:
         assert self._found is not None
         for attr in attrs - fresh:
             known = self._found.get(attr)
-            if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
+            # evidence the analysis read wins; so does a use over a return (which may be host-side)
+            if known is None or (known.via is not None and via is None) or (known.kind == "returned" and kind != "returned"):
                 self._found[attr] = Evidence(kind, method.name, node, via)
 
 
