@@ -593,13 +593,18 @@ FRESH39 = _repositories("""
     ckkelvinchan/BasicVSR_PlusPlus luost26/diffab txie-93/cdvae THUDM/GraphMAE2
     alibaba/cascade-stereo autonomousvision/giraffe TRI-ML/dd3d
 """)
+FRESH40 = _repositories("""
+    uoe-agents/epymarl Replicable-MARL/MARLlib czczup/ViT-Adapter ZwwWayne/K-Net MinkaiXu/GeoLDM
+    jasonkyuyim/se3_diffusion lsj2408/Transformer-M yuyangw/MolCLR megvii-research/TransMVSNet
+    facebookresearch/NSVF HuangJunJie2017/BEVDet aliyun/NeWCRFs
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
-    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39,
+    "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
 }
 
 

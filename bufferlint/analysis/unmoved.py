@@ -48,7 +48,7 @@ def _moved_to_run(info: ClassInfo, analysis: FileAnalysis) -> bool:
     """It holds state (itself, through a base in any file, or a module it is given): whoever
     runs it has to move it."""
     for owner in (info, *info.ancestors()):
-        if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}):
+        if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}) or _loads_pretrained(owner):
             return True
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
@@ -131,6 +131,24 @@ def _keeps_given_module(info: ClassInfo, analysis: FileAnalysis) -> bool:
     return bool(modules) and any(
         isinstance(a.value, cst.Name) and a.value.value in modules for a in info.assignments if a.in_init
     )
+
+
+def _loads_pretrained(owner: ClassInfo) -> bool:
+    """`self.encoder = encoder_cls.from_pretrained(name)` while constructing: it holds a model."""
+    return any(a.in_init and isinstance(a.value, cst.Call) and _loads_pretrained_model(a.value) for a in owner.assignments)
+
+
+def _loads_pretrained_model(call: cst.Call) -> bool:
+    """`encoder_cls.from_pretrained(name)`: a model with its weights (not a tokenizer, processor,
+    config or feature extractor, which load the same way)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
+        return False
+    loader = dotted(func.value).lower()
+    return bool(loader) and not any(word in loader for word in _NOT_MODELS)
+
+
+_NOT_MODELS = ("token", "process", "config", "extractor", "scheduler")
 
 
 def _holds_tensors(base: Optional[str]) -> bool:

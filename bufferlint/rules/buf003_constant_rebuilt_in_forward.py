@@ -117,7 +117,8 @@ class ConstantRebuiltInForward(Rule):
        file of the run (`"torch==1.4.0"`: `persistent=` does not exist there).
     6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
-    7. Something moves the module: it holds parameters, buffers or submodules, or a module of the
+    7. Something moves the module: it holds parameters, buffers or submodules (also a model its
+       constructor, or a base's, loads with `encoder_cls.from_pretrained(name)`), or a module of the
        run holds it. A loss object holding none that nothing holds may never be moved, and then the
        per-call placement is what puts the constant on the input's device.
     """
@@ -182,9 +183,12 @@ def _constant_on_input_device(
     copy, no finding; but `torch.tensor([...], device=...)` copies Python data from the host."""
     move = facts.move(call, site.state, method)
     if move is not None:
-        if move.target is Target.INPUT and _is_tensor_constant(facts, move.subject, method) and not _trivial(facts, move.subject):
-            return move.subject
-        return None
+        subject = move.subject
+        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method) or _trivial(facts, subject):
+            return None
+        if isinstance(subject, cst.Call) and facts.inference.qualify(subject.func) in _HOST_DATA_FACTORIES and _number_data(facts, subject, method):
+            return None  # `torch.tensor(fillval).to(x.device)`, `fillval = -float(2 ** 30)`: one number
+        return subject
     qualified = facts.inference.qualify(call.func) or ""
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if qualified not in _HOST_DATA_FACTORIES or device is None or facts.device_target(device, site.state, method) is not Target.INPUT:
