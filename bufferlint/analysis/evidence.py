@@ -101,6 +101,7 @@ class EvidenceFinder:
         self._found: Optional[dict[str, Evidence]] = None
         self.host_partners: dict[str, HostPartner] = {}
         self.generator_sampled: dict[str, str] = {}
+        self._used: set[str] = set()  # attributes with evidence other than being returned
 
     def evidence(self, attr: str) -> Optional[Evidence]:
         if self._found is None:
@@ -109,12 +110,23 @@ class EvidenceFinder:
                 for method in _methods(facts, lambda func: bool(self.mentions.words(func) & self.wanted)):
                     self._scan(facts, method)
         found = self._found.get(attr)
-        partner = self.host_partners.get(attr)
-        if found is not None and found.kind == "returned" and partner is not None and partner.method == found.method:
-            # `return self.lo + torch.rand(n, 3) * self.span`: the method computes on the host by
-            # design (its callers move what it returns); as a buffer the table would break it
+        if found is not None and found.kind == "returned" and self._host_side(attr, found):
+            # `off = self.lo + torch.rand(n, 3) * self.span; return off`: the method computes on
+            # the host by design (callers outside the class move what it returns); as a buffer the
+            # table would break it
             return None
         return found
+
+    def _host_side(self, attr: str, found: Evidence) -> bool:
+        """Only returned, by a method that builds a host partner for it, that is off the forward
+        path and that no method of the class calls (what it returns is placed by outside callers)."""
+        partner = self.host_partners.get(attr)
+        if partner is None or partner.method != found.method or attr in self._used:
+            return False
+        if any(m.name == found.method for m in self.facts.methods):
+            return False
+        calls = f"{found.method}("
+        return not any(calls in cst.Module([]).code_for_node(func) for func in self.facts.info.methods.values() if func.name.value != found.method)
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
@@ -191,9 +203,10 @@ class EvidenceFinder:
     ) -> None:
         assert self._found is not None
         for attr in attrs - fresh:
+            if kind != "returned":
+                self._used.add(attr)  # evidence other than a return: no host-side design to spare it
             known = self._found.get(attr)
-            # evidence the analysis read wins; so does a use over a return (which may be host-side)
-            if known is None or (known.via is not None and via is None) or (known.kind == "returned" and kind != "returned"):
+            if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
                 self._found[attr] = Evidence(kind, method.name, node, via)
 
 

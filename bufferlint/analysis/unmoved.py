@@ -37,6 +37,9 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
     info, analysis = attributes.info, attributes.analysis
     if _moved_to_run(info, analysis):
         return None
+    loader = _pretrained_loader(info, analysis)
+    if loader is not None:  # most likely a model with weights, which its users move: not proved
+        return Unmoved(f"{info.name} holds what `{loader}.from_pretrained()` loads, which is not proved to be a module with weights (a pipeline or a tokenizer is not moved with it)", False)
     holders = _holders(info, analysis)
     if holders is None or not all(_never_moved(h, analysis, {id(info)}) for h in holders):
         return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any: it may move only with the modules that hold it, so its standalone uses may still need the move", False)
@@ -48,7 +51,7 @@ def _moved_to_run(info: ClassInfo, analysis: FileAnalysis) -> bool:
     """It holds state (itself, through a base in any file, or a module it is given): whoever
     runs it has to move it."""
     for owner in (info, *info.ancestors()):
-        if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}) or _loads_pretrained(owner):
+        if _own_state(owner) or _stateful_submodule(owner, analysis, {id(info)}):
             return True
     lineage = analysis.lineage(info)
     if lineage is not None and any(facts.stateful or facts.registered for _, facts in lineage.ancestors):
@@ -133,22 +136,25 @@ def _keeps_given_module(info: ClassInfo, analysis: FileAnalysis) -> bool:
     )
 
 
-def _loads_pretrained(owner: ClassInfo) -> bool:
-    """`self.encoder = encoder_cls.from_pretrained(name)` while constructing: it holds a model."""
-    return any(a.in_init and isinstance(a.value, cst.Call) and _loads_pretrained_model(a.value) for a in owner.assignments)
+def _pretrained_loader(info: ClassInfo, analysis: FileAnalysis) -> Optional[str]:
+    """`self.encoder = encoder_cls.from_pretrained(name)` while constructing, in the class or a
+    base: the loader's name, unless it or the attribute names a tokenizer, processor, config,
+    feature extractor, scheduler or pipeline (loaded the same way, holding no weights)."""
+    for owner in (info, *info.ancestors()):
+        for assignment in owner.assignments:
+            value = assignment.value
+            if not (assignment.in_init and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)):
+                continue
+            if value.func.attr.value != "from_pretrained":
+                continue
+            loader = analysis.resolver.qualify(value.func.value) or dotted(value.func.value)
+            words = f"{loader.rsplit('.', 1)[-1]} {assignment.attr}".lower()
+            if loader and not any(word in words for word in _NOT_MODELS):
+                return loader
+    return None
 
 
-def _loads_pretrained_model(call: cst.Call) -> bool:
-    """`encoder_cls.from_pretrained(name)`: a model with its weights (not a tokenizer, processor,
-    config or feature extractor, which load the same way)."""
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"):
-        return False
-    loader = dotted(func.value).lower()
-    return bool(loader) and not any(word in loader for word in _NOT_MODELS)
-
-
-_NOT_MODELS = ("token", "process", "config", "extractor", "scheduler")
+_NOT_MODELS = ("tokenizer", "processor", "config", "extractor", "scheduler", "pipe", "tok")
 
 
 def _holds_tensors(base: Optional[str]) -> bool:

@@ -51,7 +51,10 @@ class TensorAttribute(Rule):
     (`torch.multinomial(self.w, k).to(x.device)`, `choice(n, prob=self.w)` returned: moving or handing
     out a draw moves no constant; a draw that meets the input unmoved stays a finding), weights
     sampled with a `torch.Generator` (`generator=self.rng`: `.to()` moves no generator, and the
-    sampler refuses a tensor on another device than its generator), used as an index into another tensor (CUDA accepts CPU indices), only read while
+    sampler refuses a tensor on another device than its generator), a table whose only use is
+    being returned by a method off the forward path that no method of the class calls, after that
+    method combines it with a tensor it builds on the host each call (`off = self.lo +
+    torch.rand(b, 3) * self.span; return off`: a host-side sampler whose callers place its draws), used as an index into another tensor (CUDA accepts CPU indices), only read while
     constructing, a 0-dim scalar (CUDA accepts it next to GPU tensors; one element of a 1-D
     tensor counts: `width * (centres[1] - centres[0])`), a stand-in for a Parameter
     that other configurations assign (TorchScript placeholders), a cache rebuilt for the input's
