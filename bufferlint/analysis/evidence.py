@@ -37,13 +37,15 @@ from typing import AbstractSet, Callable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.flow import is_self_attr
+from bufferlint.analysis.flow import is_self_attr, self_name
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
+from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
+from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import callee_name, is_name, nodes_of
 
 # Attributes of a tensor that are tensors sharing its data (and device).
 _DATA_ATTRS = frozenset(("T", "mT", "H", "mH", "real", "imag", "data"))
@@ -81,9 +83,7 @@ class HostPartner:
     factory: cst.Call
 
     def describe(self) -> str:
-        shown = cst.Module([]).code_for_node(self.factory)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        return f"{self.method}() uses it with `{shown}`, built on the host on every call"
+        return f"{self.method}() uses it with `{code_excerpt(self.factory)}`, built on the host on every call"
 
 
 class EvidenceFinder:
@@ -125,8 +125,7 @@ class EvidenceFinder:
             return False
         if any(m.name == found.method for m in self.facts.methods):
             return False
-        calls = f"{found.method}("
-        return not any(calls in cst.Module([]).code_for_node(func) for func in self.facts.info.methods.values() if func.name.value != found.method)
+        return not any(_calls_own_method(func, found.method) for func in self.facts.info.methods.values() if func.name.value != found.method)
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
@@ -175,7 +174,7 @@ class EvidenceFinder:
                 self.host_partners[attr] = HostPartner(method.name, factory)
 
     def _generator_sampled(self, reader: "_Reader", call: cst.Call, method: PathMethod) -> None:
-        generator = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
+        generator = argument_keyword(call, "generator")
         if generator is None or is_name(generator, "None"):
             return
         shown = cst.Module([]).code_for_node(generator)
@@ -208,6 +207,12 @@ class EvidenceFinder:
             known = self._found.get(attr)
             if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
                 self._found[attr] = Evidence(kind, method.name, node, via)
+
+
+def _calls_own_method(func: cst.FunctionDef, name: str) -> bool:
+    """`self.<name>(...)` somewhere in `func`."""
+    me = self_name(func)
+    return any(is_self_attr(call.func, me, name) for call in nodes_of(func.body, cst.Call))  # type: ignore[arg-type]
 
 
 def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: frozenset[str], reader: "_Reader") -> frozenset[str]:
@@ -249,10 +254,10 @@ class _Reader:
 
     def __init__(
         self, facts: ForwardFacts, method: PathMethod, state: FlowState, carriers: dict[str, frozenset[str]],
-        wanted: frozenset[str], data_carriers: Optional[dict[frozenset[str], dict[str, frozenset[str]]]] = None,
+        wanted: frozenset[str], data_carriers: dict[frozenset[str], dict[str, frozenset[str]]],
     ) -> None:
         self.facts, self.method, self.state, self.carriers, self.wanted = facts, method, state, carriers, wanted
-        self.data_carriers = data_carriers if data_carriers is not None else {SAMPLERS: {}, INDEX_SAMPLERS: {}}
+        self.data_carriers = data_carriers
         self._data_only: frozenset[str] = frozenset()  # while reading data: the samplers whose draws carry none
 
     def data(self, expr: cst.BaseExpression, samplers: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -328,7 +333,7 @@ class _Reader:
         func = call.func
         if isinstance(func, cst.Attribute) and is_name(func.value, self.method.self_name or ""):
             return False
-        return _callee_name(call) in self._data_only
+        return callee_name(call) in self._data_only
 
     def _args(self, call: cst.Call) -> frozenset[str]:
         sizes = _size_values(call, self.facts.inference.qualify(call.func))
@@ -465,17 +470,11 @@ def _size_positions(call: cst.Call) -> list[cst.Arg]:
     """The positional arguments of a call that takes sizes that are sizes (`full(size, fill)`:
     only the first)."""
     positional = [arg for arg in call.args if arg.keyword is None]
-    return positional[:1] if _callee_name(call) in ("full", "new_full") else positional
+    return positional[:1] if callee_name(call) in ("full", "new_full") else positional
 
 
 def _takes_sizes(call: cst.Call) -> bool:
-    return _callee_name(call) in _SIZE_CALLS
-
-
-def _callee_name(call: cst.Call) -> str:
-    """`x.view(...)` -> "view", `zeros(...)` -> "zeros", anything else -> ""."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return callee_name(call) in _SIZE_CALLS
 
 
 # torch functions whose argument (by position and keyword) gives sizes, read as Python ints: a

@@ -22,7 +22,7 @@ from bufferlint.analysis.moved_attrs import called_attributes
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.named_device import fixed_device_names, on_named_device
 from bufferlint.analysis.tensors import Scope
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import callee_name, is_name, nodes_of
 
 # Methods through which a class can move plain attributes with the module.
 _MOVE_OVERRIDES = ("_apply", "to", "cuda", "cpu", "half", "float", "double", "type")
@@ -658,15 +658,10 @@ def _reads_under_tracing(func: cst.FunctionDef, me: Optional[str], attr: str) ->
     guarded: set[int] = set()
     for branch in nodes_of(func.body, cst.If):
         test = branch.test  # type: ignore[attr-defined]
-        if any(_callee_word(call) in _TRACING_CHECKS for call in nodes_of(test, cst.Call)):
+        if any(callee_name(call) in _TRACING_CHECKS for call in nodes_of(test, cst.Call)):
             guarded.update(id(n) for n in nodes_of(branch.body, cst.Attribute))  # type: ignore[attr-defined]
     reads = [n for n in nodes_of(func.body, cst.Attribute) if is_self_attr(n, me, attr)]  # type: ignore[arg-type]
     return len(reads), sum(1 for n in reads if id(n) in guarded)
-
-
-def _callee_word(call: cst.Call) -> str:
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
 
 
 def _construction_only(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:

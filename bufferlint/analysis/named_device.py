@@ -36,6 +36,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import self_name, stored_names
+from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.walk import nodes_of
 
 # `.to(<first argument>)` with one of these names converts the dtype, not the device.
@@ -306,9 +307,7 @@ def shared_generator_device(
 
 
 def _device_keyword(value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    if not isinstance(value, cst.Call):
-        return None
-    return next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "device"), None)
+    return argument_keyword(value, "device") if isinstance(value, cst.Call) else None
 
 
 def _host_by_default(info: ClassInfo, device: cst.BaseExpression) -> bool:

@@ -111,3 +111,9 @@ class ImportMap:
         if name is None or name.split(".")[0] in self.aliases:
             return []
         return [f"{module}.{name}" for module in self.star_modules]
+
+
+def code_excerpt(node: cst.CSTNode, limit: int = 40) -> str:
+    """The node's code for a message, cut to `limit` characters (`torch.arange(b)...`)."""
+    code = cst.Module([]).code_for_node(node)
+    return code if len(code) <= limit else code[: limit - 3] + "..."

@@ -131,3 +131,9 @@ def _syntax_fields(kind: type) -> tuple[str, ...]:
 def _text_only(field: "dataclasses.Field[object]") -> bool:
     """A field declared to hold only text (`Name.value`, `Arg.star`): never a node to visit."""
     return field.type is str or typing.get_origin(field.type) is typing.Literal
+
+
+def callee_name(call: cst.Call) -> str:
+    """`x.view(...)` -> "view", `zeros(...)` -> "zeros", anything else -> ""."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""

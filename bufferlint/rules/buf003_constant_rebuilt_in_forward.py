@@ -13,6 +13,7 @@ from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
@@ -137,8 +138,7 @@ class ConstantRebuiltInForward(Rule):
                 yield self._finding(analysis, info, found, taken)
 
     def _finding(self, analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant, taken: set[str]) -> Finding:
-        shown = cst.Module([]).code_for_node(found.value)
-        shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
+        shown = code_excerpt(found.value, _SHOWN)
         message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
         reason = _no_fix_reason(analysis, info, found)
         fix: Optional[Fix] = None
