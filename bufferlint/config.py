@@ -57,8 +57,8 @@ class Settings:
         return (fixable is None or code in fixable) and code not in unfixable
 
     def triggers(self) -> tuple[str, ...]:
-        """Substrings one of which a file must contain to possibly have a finding: the rules'
-        own first, in rule order (`torch`, the most common, is met first), then module bases."""
+        """Substrings one of which a file must contain to possibly have a finding (or else name one
+        of `module_bases`): the rules' own, in rule order (`torch`, the most common, is met first)."""
         return _triggers(self)
 
 
@@ -85,9 +85,7 @@ def _fix_choice(settings: Settings) -> tuple[Optional[frozenset[str]], frozenset
 
 @functools.lru_cache(maxsize=64)
 def _triggers(settings: Settings) -> tuple[str, ...]:
-    own = dict.fromkeys(t for rule in _enabled_rules(settings) for t in rule.triggers)
-    bases = sorted({base.rsplit(".", 1)[-1] for base in settings.module_bases} - own.keys())
-    return (*own, *bases)
+    return tuple(dict.fromkeys(t for rule in _enabled_rules(settings) for t in rule.triggers))
 
 
 # Files that cannot be read or parsed: always reported, never selected or ignored like a rule.

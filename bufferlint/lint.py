@@ -73,7 +73,7 @@ def may_have_findings(data: Source, settings: Settings, known: Optional[CheckedF
     (checked on CPython's ast, see prefilter.py). A file CPython rejects goes on, to be reported.
     `known`: the pre-pass already summarised this file's classes (prechecked.py)."""
     if known is not None:  # the regex (the plain path's shortcut) last: it reads the whole text
-        return prefilter.text_gate(data, settings.triggers()) and (
+        return prefilter.text_gate(data, settings.triggers(), settings.module_bases) and (
             known.summary.has_module_class(settings.module_bases) or prefilter.likely_module(data)
         )
     return prefilter.may_have_findings(data, settings.triggers(), settings.module_bases)

@@ -20,7 +20,7 @@ import functools
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.project import plain_import_bindings
@@ -41,7 +41,7 @@ _LIKELY_MODULE_BYTES = re.compile(_LIKELY_MODULE.pattern.encode(), re.MULTILINE)
 
 def may_have_findings(data: Source, triggers: Iterable[str], extra_bases: Iterable[str] = ()) -> bool:
     global _last_valid
-    if not text_gate(data, triggers):
+    if not text_gate(data, triggers, extra_bases):
         return False
     if likely_module(data):
         return True
@@ -63,10 +63,32 @@ def known_valid(data: Source) -> bool:
     return data is _last_valid
 
 
-def text_gate(data: Source, triggers: Iterable[str]) -> bool:
+def text_gate(data: Source, triggers: Iterable[str], bases: Iterable[str] = ()) -> bool:
+    """Whether `data` holds one of `triggers` as a substring, or names one of the classes `bases`
+    (dotted names; their last part) as a whole identifier: a class can only name its base so, and a
+    project's bases can be hundreds of names, too many to search for one by one."""
     if isinstance(data, str):
-        return any(trigger in data for trigger in triggers)
-    return any(trigger.encode() in data for trigger in triggers)
+        if any(trigger in data for trigger in triggers):
+            return True
+    elif any(trigger in data for trigger in _encoded(tuple(triggers))):
+        return True
+    names = _base_names(tuple(bases), isinstance(data, bytes))
+    return bool(names) and not names.isdisjoint(_IDENTIFIER[type(data)].findall(data))  # type: ignore[call-overload]
+
+
+# Identifier-shaped runs of a file's text (bytes: any non-ASCII byte may be part of a UTF-8 name).
+_IDENTIFIER: dict[type, "re.Pattern[Any]"] = {str: re.compile(r"\w+"), bytes: re.compile(rb"[\w\x80-\xff]+")}
+
+
+@functools.lru_cache(maxsize=64)
+def _encoded(triggers: tuple[str, ...]) -> tuple[bytes, ...]:
+    return tuple(trigger.encode() for trigger in triggers)
+
+
+@functools.lru_cache(maxsize=64)
+def _base_names(bases: tuple[str, ...], as_bytes: bool) -> frozenset[Source]:
+    names = {base.rsplit(".", 1)[-1] for base in bases}
+    return frozenset(name.encode() for name in names) if as_bytes else frozenset(names)
 
 
 def parse_quietly(data: Source) -> Optional[ast.Module]:

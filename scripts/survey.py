@@ -598,6 +598,28 @@ FRESH40 = _repositories("""
     jasonkyuyim/se3_diffusion lsj2408/Transformer-M yuyangw/MolCLR megvii-research/TransMVSNet
     facebookresearch/NSVF HuangJunJie2017/BEVDet aliyun/NeWCRFs
 """)
+FRESH41 = _repositories("""
+    autonomousvision/shape_as_points autonomousvision/monosdf autonomousvision/projected-gan
+    autonomousvision/graf autonomousvision/differentiable_volumetric_rendering
+    NVlabs/neuralangelo swz30/MPRNet MCG-NJU/MixFormer MCG-NJU/SparseBEV IDEA-Research/MaskDINO
+    megvii-research/AnchorDETR megvii-research/RevCol hustvl/QueryInst PeizeSun/OneNet
+    ShoufaChen/DiffusionDet sshaoshuai/PointRCNN WangYueFt/detr3d guochengqian/openpoints
+    qinzheng93/GeoTransformer prs-eth/OverlapPredator princeton-vl/CornerNet-Lite zju3dv/clean-
+    pvnet zju3dv/OnePose zhyever/Monocular-Depth-Estimation-Toolbox Vegetebird/MHFormer
+    mks0601/Hand4Whole_RELEASE Amshaker/unetr_plus_plus hkchengrex/STCN dcharatan/pixelsplat
+    Janspiry/Palette-Image-to-Image-Diffusion-Models
+""")
+FRESH42 = _repositories("""
+    keonlee9420/StyleSpeech keonlee9420/Daft-Exprt keonlee9420/VAENAR-TTS
+    yangdongchao/AcademiCodec haoheliu/versatile_audio_super_resolution liusongxiang/ppg-vc
+    Wendison/VQMIVC RetroCirce/HTS-Audio-Transformer DAMO-DI-ML/ICML2022-FEDformer
+    kaituoxu/Speech-Transformer AI4HealthUOL/SSSD mims-harvard/TFC-pretraining thunlp/OpenDelta
+    yihaosun1124/OfflineRL-Kit polixir/OfflineRL hijkzzz/pymarl2 cyanrain7/TRPO-in-MARL Lizhi-
+    sjtu/MARL-code-pytorch TonghanWang/RODE vijaydwivedi75/gnn-lspe chaitjo/learning-tsp
+    MinkaiXu/ConfVAE-ICML21 divelab/MoleculeX kexinhuang12345/DeepPurpose microsoft/protein-
+    sequence-models usnistgov/alignn snap-stanford/deepsnap kathrinse/TabSurvey
+    antoyang/FrozenBiLM
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -605,6 +627,7 @@ SETS = {
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
+    "fresh41": FRESH41, "fresh42": FRESH42,
 }
 
 

@@ -301,3 +301,20 @@ class Mixed(nn.Module):
         return self.resample(x) * window
 """
     assert _findings(source, "BUF002") == [(14, "BUF002")]
+
+
+@pytest.mark.parametrize(
+    "move",
+    ["self.table . to(x.device)", "self.table.\\\n            to(x.device)", "(self.table.\n            # on the input's device\n            cuda())"],
+    ids=["spaced", "continued", "commented"],
+)
+def test_a_move_spelled_across_blanks_is_found(move: str) -> None:
+    """BUF002 and BUF003 skip files whose text holds no move (forward.MOVE_TEXT); every spelling
+    Python accepts between the dot and the method's name still counts as one."""
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Table(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.lin = nn.Linear(3, 3)\n        self.table = torch.ones(3)\n\n"
+        f"    def forward(self, x):\n        return self.lin(x) + {move}\n"
+    )
+    found = check_bytes(source.encode(), "case.py", Settings(select=("BUF002",))).findings
+    assert [(f.location.row, f.code) for f in found] == [(12, "BUF002")]

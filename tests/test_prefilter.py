@@ -159,3 +159,19 @@ def test_a_lightning_module_without_the_word_torch_is_checked() -> None:
     assert b"torch" not in source
     assert may_have_findings(source, Settings())
     assert [f.code for f in check_bytes(source, "m.py", Settings()).findings] == ["BUF002"]
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_a_project_base_counts_only_as_a_whole_name(as_bytes: bool) -> None:
+    """A project's module bases are looked for as whole identifiers (a class names its base so):
+    a file without `torch` that subclasses `Layer` passes the text gate, one that only spells
+    `LayerNormConfig` does not."""
+    bases = ("pkg.layers.Layer",)
+    subclass = "from pkg.layers import Layer\n\n\nclass Head(Layer):\n    pass\n"
+    lookalike = "from pkg.config import LayerNormConfig\n\n\nclass Head(LayerNormConfig):\n    pass\n"
+    def text(source: str) -> prefilter.Source:
+        return source.encode() if as_bytes else source
+    assert prefilter.text_gate(text(subclass), ("torch",), bases)
+    assert not prefilter.text_gate(text(lookalike), ("torch",), bases)
+    assert prefilter.text_gate(text(lookalike), ("Config",), bases)  # a rule's own trigger is still a substring
+    assert not prefilter.text_gate(text(subclass), ("torch",))

@@ -200,6 +200,34 @@ def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
         assert "no fix: the project restores optimizer state (" in message and "train.py:" in message
 
 
+VENDORED_TRAINER = "from tracker.admin import settings\n\n\ndef resume(optimizer, state):\n    optimizer.load_state_dict(state['optimizer'])\n"
+OWN_TRAINER = "from pkg.adapter import Adapter\n\n\ndef resume(optimizer, state):\n    optimizer.load_state_dict(state['optimizer'])\n"
+
+
+@pytest.mark.parametrize(
+    ("trainers", "fix", "cited"),
+    [
+        ({"external/tracker/trainer.py": VENDORED_TRAINER}, "unsafe", None),
+        ({"external/tracker/trainer.py": VENDORED_TRAINER, "tools/train.py": OWN_TRAINER}, "none", "tools/train.py:5"),
+        ({"external/tracker/trainer.py": VENDORED_TRAINER, "pkg/engine/loop.py": VENDORED_TRAINER}, "none", "pkg/engine/loop.py:5"),
+    ],
+    ids=["vendored-only", "own-script", "same-folder"],
+)
+def test_an_optimizer_resume_counts_only_where_it_may_reach_the_class(
+    trainers: dict[str, str], fix: str, cited: Optional[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trainer vendored in another folder of the run that imports only its own package restores
+    some other model's optimizer: citing it as a reason not to fix this class is a false reason.
+    One that imports the class's package, or sits in its top-level folder, may restore this one."""
+    root = _project(tmp_path / "p4v", {"pkg/__init__.py": "", "pkg/adapter.py": FROZEN, **trainers})
+    monkeypatch.chdir(root)
+    main(["--no-cache", "-j", "1", "--output-format", "json", "--exit-zero", "."])
+    findings = [f for f in json.loads(capsys.readouterr().out) if f["code"] == "BUF008"]
+    assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]
+    if cited is not None:
+        assert f"no fix: the project restores optimizer state ({cited}), " in findings[0]["message"]
+
+
 @pytest.mark.parametrize(
     ("world", "expected"),
     [

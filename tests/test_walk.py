@@ -13,7 +13,7 @@ import libcst.matchers as m
 import pytest
 
 from bench.synth import generate
-from bufferlint.analysis.walk import child_nodes, nodes_of
+from bufferlint.analysis.walk import child_nodes, nodes_of, visit_in_order
 
 FIXTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures").rglob("*.py"))
 # Stars, keywords, f-strings, decorators, lambdas, match statements and walrus: fields of many kinds.
@@ -49,3 +49,28 @@ def test_leaves_have_no_children() -> None:
     call = nodes_of(module, cst.Call)[0]
     assert [type(n).__name__ for n in child_nodes(call)] == ["Name", "Arg", "Arg", "Arg"]
     assert [child_nodes(arg.value) for arg in call.args] == [[], [], []]
+
+
+class _Recorder(cst.CSTVisitor):
+    """Records the syntax nodes it enters and leaves; skips every lambda's body."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.events.append(("visit", id(node)))
+        return False
+
+    for _kind in ("ClassDef", "FunctionDef", "Assign", "Call", "For", "ListComp", "Name", "Attribute"):
+        locals()[f"visit_{_kind}"] = lambda self, node: self.events.append(("visit", id(node)))
+        locals()[f"leave_{_kind}"] = lambda self, node: self.events.append(("leave", id(node)))
+
+
+def test_visit_in_order_calls_handlers_as_libcst_does() -> None:
+    for source in sources():
+        module = cst.parse_module(source)
+        ours, libcsts = _Recorder(), _Recorder()
+        visit_in_order(module, ours)
+        module.visit(libcsts)
+        assert ours.events == libcsts.events
+        assert ours.events  # every source has a call

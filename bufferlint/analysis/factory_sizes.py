@@ -47,7 +47,29 @@ def static_numel(expr: cst.BaseExpression, qualify: Qualify) -> Optional[int]:
         return _data_numel(data) if data is not None else None
     if short in _SHAPE_FACTORIES:
         return _shape_numel(_shape_args(expr, short))
+    if short == "arange":
+        return _arange_numel(expr)
     return None
+
+
+def _arange_numel(call: cst.Call) -> Optional[int]:
+    """`torch.arange(0, 0)`, `torch.arange(3)`, `torch.arange(1, 9, 2)`: integer literals only."""
+    if any(a.keyword is not None for a in call.args) or not 1 <= len(call.args) <= 3:
+        return None
+    bounds = [b for b in (_signed_int(a.value) for a in call.args) if b is not None]
+    if len(bounds) != len(call.args):
+        return None
+    start, end, step = (0, bounds[0], 1) if len(bounds) == 1 else (bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    if step == 0:
+        return None
+    return max(0, -((start - end) // step))  # ceil((end - start) / step)
+
+
+def _signed_int(expr: cst.BaseExpression) -> Optional[int]:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        value = _int_literal(expr.expression)
+        return None if value is None else -value
+    return _int_literal(expr)
 
 
 # Element-wise torch functions and tensor methods: the result has the shape of the operand.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
+import warnings
 from functools import cached_property
 from typing import Iterable, Mapping, Optional, Union
 
@@ -100,9 +102,18 @@ class FileAnalysis:
             return self.module
         return parse(self._text, checked=True)  # CPython parsed this text already (prechecked.py)
 
+    @cached_property
+    def whole_ast(self) -> ast.Module:
+        """The whole file on CPython's ast (also where a check parsed only part of it with libcst):
+        for proofs that must see every line and only need names and shapes of statements."""
+        source: Union[bytes, str] = self._text if self._text is not None else self.module.code
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CPython accepted this text already; its warnings were the check's
+            return ast.parse(source)
+
     def may_match(self, pattern: "re.Pattern[bytes]") -> bool:
         """Whether the file's text may hold a match of `pattern` (True when the text is unknown or
-        not spelled in ASCII bytes): a cheap test before walking `whole_module`."""
+        not spelled in ASCII bytes): a cheap test before walking the whole file."""
         text = self._text
         if text is None or (isinstance(text, bytes) and not ascii_spelled(self.module.encoding)):
             return True

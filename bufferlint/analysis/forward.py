@@ -21,11 +21,12 @@ from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
 from bufferlint.analysis.containers import IN_PLACE_METHODS
 from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
+from bufferlint.analysis.item_changes import ItemChanges, item_changes
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import nodes_of
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -515,7 +516,7 @@ class ForwardFacts:
         return next((o for o in (self.cpu_origin(op, state, method) for op in operands) if o is not None), None)
 
     # -- moves ---------------------------------------------------------------------------------
-    def move(self, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[Move]:
+    def move(self, call: cst.Call, state: FlowState, method: PathMethod) -> Optional[Move]:  # (see MOVE_TEXT)
         """The device move `call` makes, or None (dtype-only casts, `.cpu()` and unknowns are none)."""
         func = call.func
         qualified = self.inference.qualify(func)
@@ -720,6 +721,11 @@ _FACTS_ATTR = "_bufferlint_forward_facts"
 _CONSTANTS_ATTR = "_bufferlint_module_constants"
 _CHANGED_ATTR = "_bufferlint_changed_by_item"
 
+# The text of every call `ForwardFacts.move` takes for a device move: `.to(`, `.cuda(`,
+# `.type_as(` (blanks, line continuations and comments may sit between the dot and the name) and
+# `as_tensor`. A file with no match holds no move, so a rule about moves need not walk it.
+MOVE_TEXT = re.compile(rb"\.(?:[\s\\]|#[^\n]*)*(?:to|cuda|type_as)\b|as_tensor")
+
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:
     """The facts for one class, computed once per file and shared by the four forward rules."""
@@ -906,54 +912,13 @@ def _changing_pattern(names: set[str]) -> "re.Pattern[bytes]":
     )
 
 
-_Changed = tuple[frozenset[str], dict[str, set[str]]]
-
-
-def _changed_by_item(analysis: FileAnalysis) -> _Changed:
-    """Attribute names the file changes by item outside any `__init__` (`<x>.<name>[k] = v`,
-    `<x>.<name>[k] += v`, `<x>.<name>.append(v)`): on other objects, and per class on its own
-    instance (`self.<name>[k] = v` in a method); read once per file."""
-    known: Optional[_Changed] = analysis.__dict__.get(_CHANGED_ATTR)
+def _changed_by_item(analysis: FileAnalysis) -> ItemChanges:
+    """Attribute names the file changes by item outside any `__init__` (item_changes.py); read
+    once per file, from the whole text."""
+    known: Optional[ItemChanges] = analysis.__dict__.get(_CHANGED_ATTR)
     if known is None:
-        elsewhere: set[str] = set()
-        own: dict[str, set[str]] = {}
-        # the class that changes it may be one a check left unparsed
-        stack: list[tuple[cst.CSTNode, Optional[str], Optional[str]]] = [(analysis.whole_module, None, None)]
-        while stack:
-            node, owner, me = stack.pop()
-            kind = type(node)
-            if kind is cst.ClassDef:
-                owner, me = node.name.value, None  # type: ignore[attr-defined]
-            elif kind is cst.FunctionDef:
-                if node.name.value == "__init__":  # type: ignore[attr-defined]
-                    continue
-                params = node.params.params  # type: ignore[attr-defined]
-                me = params[0].name.value if owner is not None and params else None
-            else:
-                changed = _item_change(node)
-                if changed is not None:
-                    receiver, attr = changed
-                    if me is not None and owner is not None and is_name(receiver, me):
-                        own.setdefault(owner, set()).add(attr)
-                    else:
-                        elsewhere.add(attr)
-            stack.extend((child, owner, me) for child in node.children)
-        known = analysis.__dict__[_CHANGED_ATTR] = (frozenset(elsewhere), own)
+        known = analysis.__dict__[_CHANGED_ATTR] = item_changes(analysis.whole_ast)
     return known
-
-
-def _item_change(node: cst.CSTNode) -> Optional[tuple[cst.BaseExpression, str]]:
-    """(`x`, `name`) for `x.name[k] = v` / `x.name[k] += v` / `x.name.append(v)`, else None."""
-    kind = type(node)
-    if kind is cst.AssignTarget or kind is cst.AugAssign:
-        target = node.target  # type: ignore[attr-defined]
-        if type(target) is cst.Subscript and type(target.value) is cst.Attribute:
-            return target.value.value, target.value.attr.value
-    elif kind is cst.Call:
-        func = node.func  # type: ignore[attr-defined]
-        if type(func) is cst.Attribute and func.attr.value in IN_PLACE_METHODS and type(func.value) is cst.Attribute:
-            return func.value.value, func.value.attr.value
-    return None
 
 
 def _module_constants(analysis: FileAnalysis) -> frozenset[str]:

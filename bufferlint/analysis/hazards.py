@@ -574,7 +574,7 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
         inner = node.value
         if (
             isinstance(inner, cst.Attribute) and is_name(inner.value, self_name) and node.attr.value not in _METADATA_ATTRS
-            and inner.attr.value not in SETTINGS_OBJECTS
+            and inner.attr.value not in SETTINGS_OBJECTS and not _plain_tensor(info, inner.attr.value)
         ):
             return dotted_name(node) or f"{self_name}..."
     stateful = info.parameters | info.submodules
@@ -582,6 +582,16 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
         if is_name(node.value, self_name) and node.attr.value in stateful:
             return f"{self_name}.{node.attr.value}"
     return None
+
+
+def _plain_tensor(info: ClassInfo, attr: str) -> bool:
+    """`self.<attr>` is only ever a plain tensor the class builds (`self.indice = torch.arange(n)`):
+    a value derived from it (`self.indice.repeat(n, 1)`) is a copy of a constant, not trained state
+    a copy would fall behind."""
+    assignments = info.assignments_to(attr)
+    return bool(assignments) and all(a.kind is ValueKind.TENSOR for a in assignments) and attr not in (
+        info.parameters | info.submodules | info.registered_buffers
+    )
 
 
 def _alias_of_argument(defining: AttrAssignment) -> Optional[str]:

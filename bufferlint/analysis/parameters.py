@@ -23,7 +23,7 @@ from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.intent import method_reads
 from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of, visit_in_order
 
 # Methods of a module whose results reach its own parameters (`children()` does not: it yields
 # submodules, whose parameters are not the class's own).
@@ -156,7 +156,7 @@ def related_classes(info: ClassInfo, all_classes: list[ClassInfo]) -> list[Class
 
 def find_unfreezing(module: cst.Module) -> Unfreezing:
     collector = _UnfreezeCollector()
-    module.visit(collector)
+    visit_in_order(module, collector)
     return collector.result
 
 

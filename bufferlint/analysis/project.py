@@ -115,7 +115,18 @@ def _module_aliases(body: list[ast.stmt], package: str) -> dict[str, str]:
                 named[name] = named.get(name, 0) + 1
         if isinstance(node, ast.Import):
             aliases.update((alias.asname, alias.name) for alias in node.names if alias.asname)
-    return {alias: module for alias, module in aliases.items() if named.get(module) == 1 and list(aliases.values()).count(module) == 1}
+    return {
+        alias: module
+        for alias, module in aliases.items()
+        if named.get(module) == 1 and list(aliases.values()).count(module) == 1 and module.split(".")[0] not in _LIBRARIES
+    }
+
+
+# Libraries nearly every file imports under an alias (`torch.nn as nn`, `numpy as np`): their
+# classes are not the project's, so which of their names a file reads tells nothing, and reading
+# every `nn.` and `np.` of every file was a tenth of the index's cost. Such an import reaches the
+# whole module, as an alias used some other way does (never_given.py then proves less, not more).
+_LIBRARIES = frozenset(("torch", "numpy", "scipy", "matplotlib", "pandas", "tensorflow", "jax"))
 
 
 def _reached_through_aliases(source: bytes, imports: set[str], aliases: dict[str, str]) -> set[str]:

@@ -24,6 +24,7 @@ import ast
 import bisect
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -80,8 +81,10 @@ _DEVICE_CONTEXT = re.compile(rb"\bwith\b[^\n:]*device")
 # `<object>.<name> = ...` at the start of a line: an attribute set on some object from outside it
 # (`self.model.loss.quantiles = q`, `m.weight = w`; `self.<name> =` is the object's own). Tuple
 # targets and chained assignments are not read.
+# (`self.x = v` itself, the most common line of all, is passed over by the pattern: no holder.)
 _SET_FROM_OUTSIDE = re.compile(
-    rb"(?m)^[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*)\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
+    rb"(?m)^[ \t]*(?!(?:self|cls)\.\w+[ \t]*(?::[^=\n]*)?=(?!=))"
+    rb"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\]\n]*\])*)\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)"
 )
 # Names of objects that carry a program's settings (`args.eos = 2`): setting one sets no module's attribute.
 _SETTINGS_OBJECTS = frozenset(name.encode("ascii") for name in SETTINGS_OBJECTS)
@@ -1116,6 +1119,19 @@ def _docstring_lines(tree: ast.Module) -> frozenset[int]:
     return frozenset(line for node in _docstrings(tree) for line in range(node.lineno, (node.end_lineno or node.lineno) + 1))
 
 
+def _path_parts(path: str) -> list[str]:
+    return [part for part in os.path.normpath(path).split(os.sep) if part not in ("", ".")]
+
+
+def _shared_prefix(first: list[str], second: list[str]) -> int:
+    shared = 0
+    for a, b in zip(first[:-1], second[:-1]):  # folders only
+        if a != b:
+            break
+        shared += 1
+    return shared
+
+
 def _line_of(source: bytes, offset: int) -> int:
     return source.count(b"\n", 0, offset) + 1
 
@@ -1163,6 +1179,9 @@ class ProjectFacts:
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
         self.resumes_optimizer: Optional[str] = None
+        # every file's first optimizer (or trainer) state load: (path, line, the top-level names of
+        # what the file imports), so a class is told of the load that may reach it
+        self.resume_sites: list[tuple[str, int, tuple[str, ...]]] = []
         self.pickles: Optional[str] = None  # `path:line` of the first pickle load or name-matched copy
         self.old_torch: Optional[str] = None  # `path:line` of a requirement pinning torch below 1.6
         self.functions: set[str] = set()
@@ -1199,8 +1218,11 @@ class ProjectFacts:
             self.meta_init = f"{path}:{facts.meta_init}"
         if facts.default_device is not None and self.default_device is None:
             self.default_device = f"{path}:{facts.default_device}"
-        if facts.resumes_optimizer is not None and self.resumes_optimizer is None:
-            self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
+        if facts.resumes_optimizer is not None:
+            if self.resumes_optimizer is None:
+                self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
+            tops = sorted({name.lstrip("*").split(".")[0] for name in facts.imports})
+            self.resume_sites.append((path, facts.resumes_optimizer, tuple(tops)))
         if facts.pickles is not None and self.pickles is None:
             self.pickles = f"{path}:{facts.pickles}"
         if facts.old_torch is not None and self.old_torch is None:
@@ -1234,6 +1256,7 @@ class ProjectFacts:
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
                 sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
+                self.resume_sites,
                 self.pickles, self.old_torch,
                 sorted(self.functions),
                 sorted(self.complex_functions),
@@ -1391,6 +1414,23 @@ class ProjectFacts:
         if self.unfreezes_any is not None and any(_overlaps(attr, word) for word in self.unfreeze_words):
             return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{attr}` is among its names"
         return None
+
+    def optimizer_resume_for(self, path: str, module: str) -> Optional[str]:
+        """`path:line` of the optimizer state load that may reach a class of `module` (in the file
+        `path`): of the loads in files that import its top-level package or sit in the same
+        top-level folder, the one nearest to it. A load in another subproject of the run (a
+        vendored trainer under `external/` that imports only its own package) restores some other
+        model's optimizer, and saying it restores this one would be a false reason."""
+        top = module.split(".")[0]
+        own = _path_parts(path)
+        reaching = [
+            (site_path, line) for site_path, line, tops in self.resume_sites
+            if top in tops or _path_parts(site_path)[:1] == own[:1] or len(_path_parts(site_path)) == 1
+        ]
+        if not reaching:
+            return None
+        site_path, line = max(reaching, key=lambda site: _shared_prefix(_path_parts(site[0]), own))
+        return f"{site_path}:{line}"
 
     def unfrozen_by_holder(self, qualified: str) -> Optional[str]:
         """Where a class whose instances hold `qualified` (through attributes it or a subclass or base

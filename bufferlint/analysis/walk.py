@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Iterator, TypeVar, Union
+from typing import Callable, Iterator, Optional, TypeVar, Union
 
 import libcst as cst
 
@@ -137,3 +137,36 @@ def callee_name(call: cst.Call) -> str:
     """`x.view(...)` -> "view", `zeros(...)` -> "zeros", anything else -> ""."""
     func = call.func
     return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def visit_in_order(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """Call `visitor`'s `visit_<Node>` and `leave_<Node>` methods as `root.visit(visitor)` would,
+    in the same order (a `visit_` answering False skips the node's children), but reading fields
+    instead of rebuilding every node: libcst's own walk costs about what parsing the file did."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        kind = type(node)
+        if leaving:
+            leave = _handler(visitor, "leave_", kind)
+            if leave is not None:
+                leave(node)
+            continue
+        visit = _handler(visitor, "visit_", kind)
+        if visit is not None and visit(node) is False:
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(child_nodes(node)))
+
+
+_HANDLERS: dict[tuple[type, str, type], Optional[str]] = {}
+
+
+def _handler(visitor: cst.CSTVisitor, prefix: str, kind: type) -> Optional[Callable[[cst.CSTNode], object]]:
+    key = (type(visitor), prefix, kind)
+    name = _HANDLERS.get(key, "")
+    if name == "":  # libcst's base class defines every handler as a no-op: only overrides count
+        candidate = prefix + kind.__name__
+        own = getattr(type(visitor), candidate, None)
+        name = _HANDLERS[key] = candidate if own is not None and own is not getattr(cst.CSTVisitor, candidate, None) else None
+    return None if name is None else getattr(visitor, name)

@@ -104,11 +104,15 @@ class FrozenParameterRule(Rule):
     5. Nothing in the class or its bases overrides what lists parameters and buffers
        (`named_buffers()`, `named_parameters()`, `state_dict()`, `_load_from_state_dict()`...) or
        walks every buffer: the parameter turned buffer would be listed there twice, or not at all.
-    6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
-       `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
-       `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's `runner.resume()`): resuming a run saved before the
-       change would fail if that optimizer covers the parameter, which the analysis does not try
-       to prove either way (the message names the file and says so).
+    6. No file of the run that may reach the class restores optimizer or trainer state
+       (`optimizer.load_state_dict(...)`, `load_state_dict(ckpt["optim"])`, Lightning's
+       `fit(..., ckpt_path=)` and `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's
+       `runner.resume()`): resuming a run saved before the change would fail if that optimizer
+       covers the parameter, which the analysis does not try to prove either way (the message
+       names the nearest such file and says so). A file reaches the class when it imports the
+       class's top-level package, sits in the same top-level folder, or sits at the run's root; a
+       trainer vendored in another folder that imports only its own package restores some other
+       model's optimizer.
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
        reach this one, and then it was trained.
     8. No file of the run sets the name on an object from outside it (`model.loss.mean = p`, a line
@@ -244,9 +248,10 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
     bookkeeping = own_bookkeeping(info, analysis)
     if bookkeeping is not None:
         return bookkeeping
-    if analysis.project.resumes_optimizer is not None:
+    resume = analysis.project.optimizer_resume_for(analysis.filename, analysis.module_name)
+    if resume is not None:
         return (
-            f"the project restores optimizer state ({analysis.project.resumes_optimizer}), and that no restored "
+            f"the project restores optimizer state ({resume}), and that no restored "
             "optimizer covers this parameter is not proved: one that does would cover one tensor fewer, and "
             "resuming a checkpoint saved before the change would fail"
         )
