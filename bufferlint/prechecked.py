@@ -63,7 +63,8 @@ def examine(data: bytes, tree: ast.Module, extra_bases: Iterable[str]) -> Option
             shallow = True
         except SourceError:
             pass  # the per-file pass reports it
-    return CheckedFile(summary, shallow, top_definitions(tree))
+    # the definitions serve only a check that parses the file straight away (shallow)
+    return CheckedFile(summary, shallow, top_definitions(tree) if shallow else ())
 
 
 @contextlib.contextmanager

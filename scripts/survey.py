@@ -620,6 +620,16 @@ FRESH42 = _repositories("""
     sequence-models usnistgov/alignn snap-stanford/deepsnap kathrinse/TabSurvey
     antoyang/FrozenBiLM
 """)
+FRESH43 = _repositories("""
+    QitaoZhao/PoseFormerV2 jfzhang95/PoseAug xmindflow/deformableLKA city-super/Scaffold-GS
+    donydchen/mvsplat VITA-Group/LightGaussian Anttwo/SuGaR sunset1995/DirectVoxGO
+    xxlong0/SparseNeuS eladrich/latent-nerf gwang-kim/DiffusionCLIP mit-han-lab/data-efficient-
+    gans XuJiacong/PIDNet MichaelFan01/STDC-Seg microsoft/DynamicHead vsitzmann/light-field-
+    networks ydhongHIT/DDRNet noahcao/OC_SORT ruinmessi/ASFF diningphil/gnn-comparison
+    guanjq/targetdiff microsoft/protein-frame-flow texttron/tevatron THUDM/P-tuning-v2 THUDM/HGB
+    chao1224/GraphMVP chao1224/MoleculeSTM Vegetebird/StridedTransformer-Pose3D paTRICK-
+    swk/P-STMO
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -627,7 +637,7 @@ SETS = {
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
-    "fresh41": FRESH41, "fresh42": FRESH42,
+    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43,
 }
 
 

@@ -169,7 +169,12 @@ def _findings(source: str, *codes: str) -> list[tuple[int, str]]:
         ("torch.tensor([[1, 2], [3, 4]])", 4),
         ("torch.full((2, 3), 7.0)", 6),
         ("torch.zeros(1, n, 1)", None),
-        ("torch.arange(8)", None),
+        ("torch.arange(8)", 8),
+        ("torch.arange(0, 0)", 0),
+        ("torch.arange(1, 9, 2)", 4),
+        ("torch.arange(5, 0, -1)", 5),
+        ("torch.arange(n)", None),
+        ("torch.arange(0, 1, 0.25)", None),
         ("torch.tensor(values)", None),
     ],
 )
@@ -318,3 +323,16 @@ def test_a_move_spelled_across_blanks_is_found(move: str) -> None:
     )
     found = check_bytes(source.encode(), "case.py", Settings(select=("BUF002",))).findings
     assert [(f.location.row, f.code) for f in found] == [(12, "BUF002")]
+
+
+def test_a_dot_before_a_banner_of_hashes_is_read_in_one_pass() -> None:
+    """MOVE_TEXT gives each character one way to match: a `.` before a comment banner of many `#`
+    (`# done. ####...`) once made the pattern try every way to split the banner into comments."""
+    banner = "    # setup done. " + "#" * 64 + "\n"
+    source = (
+        "import torch\nfrom torch import nn\n\n\nclass Table(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n" + banner + "        self.table = torch.ones(3)\n\n"
+        "    def forward(self, x):\n        return x + self.table\n"
+    )
+    found = check_bytes(source.encode(), "case.py", Settings(select=("BUF002", "BUF003"))).findings
+    assert found == []

@@ -205,27 +205,26 @@ OWN_TRAINER = "from pkg.adapter import Adapter\n\n\ndef resume(optimizer, state)
 
 
 @pytest.mark.parametrize(
-    ("trainers", "fix", "cited"),
+    ("trainers", "cited"),
     [
-        ({"external/tracker/trainer.py": VENDORED_TRAINER}, "unsafe", None),
-        ({"external/tracker/trainer.py": VENDORED_TRAINER, "tools/train.py": OWN_TRAINER}, "none", "tools/train.py:5"),
-        ({"external/tracker/trainer.py": VENDORED_TRAINER, "pkg/engine/loop.py": VENDORED_TRAINER}, "none", "pkg/engine/loop.py:5"),
+        ({"external/tracker/trainer.py": VENDORED_TRAINER}, "external/tracker/trainer.py:5"),
+        ({"external/tracker/trainer.py": VENDORED_TRAINER, "tools/train.py": OWN_TRAINER}, "tools/train.py:5"),
+        ({"external/tracker/trainer.py": VENDORED_TRAINER, "pkg/engine/loop.py": VENDORED_TRAINER}, "pkg/engine/loop.py:5"),
     ],
     ids=["vendored-only", "own-script", "same-folder"],
 )
-def test_an_optimizer_resume_counts_only_where_it_may_reach_the_class(
-    trainers: dict[str, str], fix: str, cited: Optional[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_optimizer_resume_cited_is_the_one_that_may_reach_the_class(
+    trainers: dict[str, str], cited: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A trainer vendored in another folder of the run that imports only its own package restores
-    some other model's optimizer: citing it as a reason not to fix this class is a false reason.
-    One that imports the class's package, or sits in its top-level folder, may restore this one."""
+    """Any optimizer state load in the run keeps BUF008 from a fix; the one named is the one that
+    may restore this class's optimizer: a file importing its package or in its folder before a
+    trainer vendored elsewhere, which restores some other model's optimizer."""
     root = _project(tmp_path / "p4v", {"pkg/__init__.py": "", "pkg/adapter.py": FROZEN, **trainers})
     monkeypatch.chdir(root)
     main(["--no-cache", "-j", "1", "--output-format", "json", "--exit-zero", "."])
     findings = [f for f in json.loads(capsys.readouterr().out) if f["code"] == "BUF008"]
-    assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]
-    if cited is not None:
-        assert f"no fix: the project restores optimizer state ({cited}), " in findings[0]["message"]
+    assert _summary(findings) == [("adapter.py", 9, "BUF008", "none")]
+    assert f"no fix: the project restores optimizer state ({cited}), " in findings[0]["message"]
 
 
 @pytest.mark.parametrize(

@@ -724,7 +724,8 @@ _CHANGED_ATTR = "_bufferlint_changed_by_item"
 # The text of every call `ForwardFacts.move` takes for a device move: `.to(`, `.cuda(`,
 # `.type_as(` (blanks, line continuations and comments may sit between the dot and the name) and
 # `as_tensor`. A file with no match holds no move, so a rule about moves need not walk it.
-MOVE_TEXT = re.compile(rb"\.(?:[\s\\]|#[^\n]*)*(?:to|cuda|type_as)\b|as_tensor")
+# (Each character has one way to match, so a `.` before a long run of `#` cannot backtrack.)
+MOVE_TEXT = re.compile(rb"\.(?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:to|cuda|type_as)\b|as_tensor")
 
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:

@@ -13,7 +13,7 @@ of that class's same-file bases and subclasses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import libcst as cst
 
@@ -39,6 +39,7 @@ class FrozenParameter:
     attr: str
     assignment: AttrAssignment
     data: Optional[cst.BaseExpression]  # None for `nn.Parameter(requires_grad=False)` without data
+    helper: Optional[str] = None  # `self.<attr> = to_const(x)`: the file's function that builds it
 
 
 def frozen_parameter_data(call: cst.BaseExpression, inference: TensorInference) -> Union[cst.BaseExpression, None, bool]:
@@ -63,15 +64,51 @@ def is_parameter_call(node: cst.BaseExpression, inference: TensorInference) -> b
     return isinstance(node, cst.Call) and inference.qualify(node.func) in torch_api.PARAMETER_CLASSES
 
 
-def frozen_parameters(info: ClassInfo, inference: TensorInference) -> list[FrozenParameter]:
+def frozen_parameters(
+    info: ClassInfo, inference: TensorInference, function: Callable[[str], Optional[cst.FunctionDef]] = lambda name: None
+) -> list[FrozenParameter]:
+    """The class's frozen parameters; `function` looks up the file's top-level functions, so that
+    one built by a helper of the file (`self.betas = to_const(betas)`, the helper returning
+    `nn.Parameter(x, requires_grad=False)`) counts too."""
     found = []
     for assignment in info.assignments:
-        if not isinstance(assignment.value, cst.Call) or assignment.augmented:
+        value = assignment.value
+        if not isinstance(value, cst.Call) or assignment.augmented:
             continue
-        data = frozen_parameter_data(assignment.value, inference)
+        data = frozen_parameter_data(value, inference)
         if data is not False:
             found.append(FrozenParameter(assignment.attr, assignment, data if isinstance(data, cst.BaseExpression) else None))
+        elif isinstance(value.func, cst.Name):
+            helper = function(value.func.value)
+            if helper is not None and returns_frozen_parameter(helper, inference):
+                found.append(FrozenParameter(assignment.attr, assignment, None, helper.name.value))
     return found
+
+
+def returns_frozen_parameter(func: cst.FunctionDef, inference: TensorInference) -> bool:
+    """Every return of `func` gives a frozen nn.Parameter: `return nn.Parameter(x, requires_grad=False)`,
+    or a name whose last binding before it, both at the function's top level, is one. A function
+    with nested scopes or returns inside blocks is not read."""
+    if not isinstance(func.body, cst.IndentedBlock) or nodes_of(func.body, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        return False
+    bound: dict[str, cst.BaseExpression] = {}
+    returned = False
+    for statement in func.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            if nodes_of(statement, cst.Return):
+                return False
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                bound[small.targets[0].target.value] = small.value
+            elif isinstance(small, cst.Return):
+                value = small.value
+                if isinstance(value, cst.Name):
+                    value = bound.get(value.value)
+                if value is None or frozen_parameter_data(value, inference) is False:
+                    return False
+                returned = True
+    return returned
 
 
 # Element types of packed quantized weights (int4 values two to a byte, fp8 blocks).

@@ -1416,20 +1416,23 @@ class ProjectFacts:
         return None
 
     def optimizer_resume_for(self, path: str, module: str) -> Optional[str]:
-        """`path:line` of the optimizer state load that may reach a class of `module` (in the file
-        `path`): of the loads in files that import its top-level package or sit in the same
-        top-level folder, the one nearest to it. A load in another subproject of the run (a
-        vendored trainer under `external/` that imports only its own package) restores some other
-        model's optimizer, and saying it restores this one would be a false reason."""
+        """`path:line` of the optimizer state load to cite for a class of `module` (in the file
+        `path`), None when the run has none. Loads that may reach it come first (their file
+        imports its top-level package, sits in its top-level folder or at the run's root), then
+        the nearest by folder: of a vendored trainer under `external/` and the project's own, the
+        own one is the one that restores this model's optimizer. (A load elsewhere still counts:
+        a generic `restore(model, optimizer)` helper in `common/` imports no model at all.)"""
+        if not self.resume_sites:
+            return None
         top = module.split(".")[0]
         own = _path_parts(path)
-        reaching = [
-            (site_path, line) for site_path, line, tops in self.resume_sites
-            if top in tops or _path_parts(site_path)[:1] == own[:1] or len(_path_parts(site_path)) == 1
-        ]
-        if not reaching:
-            return None
-        site_path, line = max(reaching, key=lambda site: _shared_prefix(_path_parts(site[0]), own))
+
+        def rank(site: tuple[str, int, tuple[str, ...]]) -> tuple[bool, int]:
+            parts = _path_parts(site[0])
+            reaches = top in site[2] or parts[:1] == own[:1] or len(parts) == 1
+            return reaches, _shared_prefix(parts, own)
+
+        site_path, line, _ = max(self.resume_sites, key=rank)
         return f"{site_path}:{line}"
 
     def unfrozen_by_holder(self, qualified: str) -> Optional[str]:

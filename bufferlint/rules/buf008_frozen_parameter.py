@@ -51,6 +51,11 @@ class FrozenParameterRule(Rule):
     A persistent buffer (the default) keeps the `state_dict()` key `mean`, so checkpoints saved
     before the change still load with `strict=True`.
 
+    A frozen parameter built by a function of the same file counts too (`self.betas =
+    to_const(betas)`, where `to_const` returns `nn.Parameter(x, requires_grad=False)`, directly or
+    through a name it last bound to one): no fix, since other code may call the helper; have it
+    return the tensor and register that.
+
     ## What counts as unfreezing
     A finding needs proof that nothing in the repository unfreezes the parameter, so any of these
     means no finding: `<x>.mean.requires_grad = True` (any value but `False`) or
@@ -104,15 +109,14 @@ class FrozenParameterRule(Rule):
     5. Nothing in the class or its bases overrides what lists parameters and buffers
        (`named_buffers()`, `named_parameters()`, `state_dict()`, `_load_from_state_dict()`...) or
        walks every buffer: the parameter turned buffer would be listed there twice, or not at all.
-    6. No file of the run that may reach the class restores optimizer or trainer state
-       (`optimizer.load_state_dict(...)`, `load_state_dict(ckpt["optim"])`, Lightning's
-       `fit(..., ckpt_path=)` and `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's
-       `runner.resume()`): resuming a run saved before the change would fail if that optimizer
-       covers the parameter, which the analysis does not try to prove either way (the message
-       names the nearest such file and says so). A file reaches the class when it imports the
-       class's top-level package, sits in the same top-level folder, or sits at the run's root; a
-       trainer vendored in another folder that imports only its own package restores some other
-       model's optimizer.
+    6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
+       `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
+       `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's `runner.resume()`): resuming
+       a run saved before the change would fail if that optimizer covers the parameter, which the
+       analysis does not try to prove either way. The message names the load most likely to
+       restore this class's optimizer: one in a file that imports the class's top-level package,
+       sits in its top-level folder or at the run's root, and of those the nearest by folder (a
+       vendored trainer under `external/` is named only when nothing closer restores one).
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
        reach this one, and then it was trained.
     8. No file of the run sets the name on an object from outside it (`model.loss.mean = p`, a line
@@ -130,7 +134,7 @@ class FrozenParameterRule(Rule):
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         unfreezing: Optional[Unfreezing] = None
         for info in analysis.module_classes:
-            frozen = frozen_parameters(info, analysis.inference)
+            frozen = frozen_parameters(info, analysis.inference, analysis.function)
             if not frozen or quantized_slot(frozen, analysis.inference) is not None:
                 continue  # a quantized layer's frozen parameters are its loaded weights
             if unfreezing is None:
@@ -204,6 +208,11 @@ def _trainable_names(analysis: FileAnalysis, info: ClassInfo, frozen: list[Froze
 
 def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]) -> Optional[str]:
     attr = parameter.attr
+    if parameter.helper is not None:
+        return (
+            f"`{parameter.helper}()` builds the frozen nn.Parameter, and other code may call it too: have it return "
+            "the tensor, then register that as a buffer"
+        )
     if parameter.data is None:
         return "nn.Parameter() is given no tensor"
     frozen_ids = {id(p.assignment) for p in frozen}
