@@ -27,6 +27,7 @@ class FileConfigs:
         self._flags, self._make_filter = flags, make_filter
         self._explicit = None if explicit is None else load_explicit(explicit)
         self._by_folder: dict[Path, FileConfig] = {}
+        self._by_path: dict[str, FileConfig] = {}  # each file is asked about two or three times
         self._prepared: dict[Optional[Path], tuple[Settings, FileFilter]] = {}
 
     @property
@@ -38,6 +39,9 @@ class FileConfigs:
         """The configuration that applies to `path`, read once per folder."""
         if self._explicit is not None:
             return self._explicit
+        known = self._by_path.get(path)
+        if known is not None:
+            return known
         # the path as written, not resolved: a link is configured where it sits, and a loop is
         # reported when it is read (BUF999), not here
         start = Path(os.path.abspath(path)) if path != "-" else Path.cwd()
@@ -45,6 +49,8 @@ class FileConfigs:
         config = self._by_folder.get(folder)
         if config is None:
             config = self._by_folder[folder] = config_at(folder)
+        if path != "-":
+            self._by_path[path] = config
         return config
 
     def at(self, path: str) -> tuple[Settings, FileFilter]:

@@ -76,8 +76,13 @@ def text_gate(data: Source, triggers: Iterable[str], bases: Iterable[str] = ()) 
     return bool(names) and not names.isdisjoint(_IDENTIFIER[type(data)].findall(data))  # type: ignore[call-overload]
 
 
-# Identifier-shaped runs of a file's text (bytes: any non-ASCII byte may be part of a UTF-8 name).
-_IDENTIFIER: dict[type, "re.Pattern[Any]"] = {str: re.compile(r"\w+"), bytes: re.compile(rb"[\w\x80-\xff]+")}
+# Identifier-shaped runs of a file's text: ASCII word characters and any non-ASCII character (a
+# UTF-8 byte, for bytes), so a name with combining marks or `·` stays one run. A run may hold more
+# than a name, never less: the test stays a superset.
+_IDENTIFIER: dict[type, "re.Pattern[Any]"] = {
+    str: re.compile(r"[\w\x80-\U0010ffff]+"),
+    bytes: re.compile(rb"[\w\x80-\xff]+"),
+}
 
 
 @functools.lru_cache(maxsize=64)

@@ -310,8 +310,9 @@ class Mixed(nn.Module):
 
 @pytest.mark.parametrize(
     "move",
-    ["self.table . to(x.device)", "self.table.\\\n            to(x.device)", "(self.table.\n            # on the input's device\n            cuda())"],
-    ids=["spaced", "continued", "commented"],
+    ["self.table . to(x.device)", "self.table.\\\n            to(x.device)", "(self.table.\n            # on the input's device\n            cuda())",
+     "(self.table.  # on the input's device\n            to(x.device))"],
+    ids=["spaced", "continued", "commented", "comment-after-dot"],
 )
 def test_a_move_spelled_across_blanks_is_found(move: str) -> None:
     """BUF002 and BUF003 skip files whose text holds no move (forward.MOVE_TEXT); every spelling
@@ -321,8 +322,10 @@ def test_a_move_spelled_across_blanks_is_found(move: str) -> None:
         "        super().__init__()\n        self.lin = nn.Linear(3, 3)\n        self.table = torch.ones(3)\n\n"
         f"    def forward(self, x):\n        return self.lin(x) + {move}\n"
     )
-    found = check_bytes(source.encode(), "case.py", Settings(select=("BUF002",))).findings
-    assert [(f.location.row, f.code) for f in found] == [(12, "BUF002")]
+    for line_end in ("\n", "\r"):  # a file with old Mac line ends too
+        data = source.replace("\n", line_end).encode()
+        found = check_bytes(data, "case.py", Settings(select=("BUF002",))).findings
+        assert [(f.location.row, f.code) for f in found] == [(12, "BUF002")]
 
 
 def test_a_dot_before_a_banner_of_hashes_is_read_in_one_pass() -> None:

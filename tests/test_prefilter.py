@@ -175,3 +175,13 @@ def test_a_project_base_counts_only_as_a_whole_name(as_bytes: bool) -> None:
     assert not prefilter.text_gate(text(lookalike), ("torch",), bases)
     assert prefilter.text_gate(text(lookalike), ("Config",), bases)  # a rule's own trigger is still a substring
     assert not prefilter.text_gate(text(subclass), ("torch",))
+
+
+@pytest.mark.parametrize("base", ["मॉडल", "Net\u203fBase", "Base\u00b7X", "Modél"])
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_a_non_ascii_project_base_passes_the_text_gate(base: str, as_bytes: bool) -> None:
+    """Combining marks, connector punctuation and `·` are part of a Python name: the identifier
+    runs the gate reads keep such a base whole, in text and in UTF-8 bytes."""
+    source = f"from proj.nets import {base}\n\n\nclass Head({base}):\n    pass\n"
+    data: prefilter.Source = source.encode() if as_bytes else source
+    assert prefilter.text_gate(data, ("torch",), (f"proj.nets.{base}",))

@@ -534,3 +534,19 @@ def test_sampling_weights_kept_on_the_host_mix_no_devices(tmp_path: Path) -> Non
     drawn_mask = check_module(module.DrawnMask(4), (torch.randn(2, 4),), device="meta")
     assert sampling.forward == "ran" and sampling.errors == []
     assert drawn_mask.errors != []
+
+
+def test_registering_a_view_of_a_table_changed_in_place_stops_following_it(tmp_path: Path) -> None:
+    """trust/derived_from_plain_tensor.py's RunningRow: `row` views `table`, which `update` changes
+    in place. As a buffer, `row` is replaced by its own copy on `.double()` while `table` stays the
+    plain tensor it was: the update no longer shows. (The fix is declined for exactly this.)"""
+    text = _source("derived_from_plain_tensor.py")
+    line = "        self.row = self.table.view(1, -1)"
+    outputs = []
+    for module in (load_text(text, tmp_path), _naive(text, line, _register(line), tmp_path)):
+        torch.manual_seed(0)
+        model = module.RunningRow(3).double()
+        model.update(0, 5.0)
+        outputs.append(model(torch.zeros(1, 3, dtype=torch.float64)) - model.lin(torch.zeros(1, 3, dtype=torch.float64)))
+    assert outputs[0].tolist() == [[5.0, 0.0, 0.0]]
+    assert outputs[1].tolist() == [[0.0, 0.0, 0.0]]

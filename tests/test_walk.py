@@ -61,6 +61,9 @@ class _Recorder(cst.CSTVisitor):
         self.events.append(("visit", id(node)))
         return False
 
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.events.append(("leave", id(original_node)))
+
     for _kind in ("ClassDef", "FunctionDef", "Assign", "Call", "For", "ListComp", "Name", "Attribute"):
         locals()[f"visit_{_kind}"] = lambda self, node: self.events.append(("visit", id(node)))
         locals()[f"leave_{_kind}"] = lambda self, node: self.events.append(("leave", id(node)))

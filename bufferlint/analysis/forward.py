@@ -722,10 +722,17 @@ _CONSTANTS_ATTR = "_bufferlint_module_constants"
 _CHANGED_ATTR = "_bufferlint_changed_by_item"
 
 # The text of every call `ForwardFacts.move` takes for a device move: `.to(`, `.cuda(`,
-# `.type_as(` (blanks, line continuations and comments may sit between the dot and the name) and
-# `as_tensor`. A file with no match holds no move, so a rule about moves need not walk it.
-# (Each character has one way to match, so a `.` before a long run of `#` cannot backtrack.)
-MOVE_TEXT = re.compile(rb"\.(?:[ \t\r\n\f\\]|#[^\n]*\n)*(?:to|cuda|type_as)\b|as_tensor")
+# `.type_as(` (blanks and line continuations may sit between the dot and the name) and
+# `as_tensor`. A comment may sit there too (inside brackets): a dot followed by one is taken as a
+# possible move without reading further (`MAY_MOVE_ACROSS_COMMENT`), which keeps both patterns
+# linear in the text. A file matching neither holds no move, so a rule about moves need not walk it.
+MOVE_TEXT = re.compile(rb"\.[ \t\f\r\n\\]*(?:to|cuda|type_as)\b|as_tensor")
+MAY_MOVE_ACROSS_COMMENT = re.compile(rb"\.[ \t\f\r\n\\]*#")
+
+
+def may_hold_move(analysis: FileAnalysis) -> bool:
+    """Whether the file's text may hold a device move (True when the text is unknown)."""
+    return analysis.may_match(MOVE_TEXT) or analysis.may_match(MAY_MOVE_ACROSS_COMMENT)
 
 
 def forward_facts(analysis: FileAnalysis, info: ClassInfo) -> ForwardFacts:

@@ -562,9 +562,10 @@ def _randomly_built(value: cst.BaseExpression) -> bool:
     return any((dotted_name(call.func) or "").rsplit(".", 1)[-1] in _RANDOM_FACTORIES for call in nodes_of(value, cst.Call))
 
 
-def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Optional[str]:
+def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment, seen: frozenset[str] = frozenset()) -> Optional[str]:
     """`self.lin.weight.t()` or `self.w * 2` (w a parameter): trained state the copy would not
-    follow. Numbers read off a settings object (`self.config.scaler_start`) are no such state."""
+    follow. Numbers read off a settings object (`self.config.scaler_start`) are no such state,
+    nor is another plain tensor the class builds and never changes (`_plain_tensor`)."""
     self_name = defining.scope.self_name
     value = defining.value
     if self_name is None or value is None:
@@ -574,7 +575,7 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
         inner = node.value
         if (
             isinstance(inner, cst.Attribute) and is_name(inner.value, self_name) and node.attr.value not in _METADATA_ATTRS
-            and inner.attr.value not in SETTINGS_OBJECTS and not _plain_tensor(info, inner.attr.value)
+            and inner.attr.value not in SETTINGS_OBJECTS and not _plain_tensor(info, inner.attr.value, seen | {defining.attr})
         ):
             return dotted_name(node) or f"{self_name}..."
     stateful = info.parameters | info.submodules
@@ -584,14 +585,47 @@ def _derived_from_module_state(info: ClassInfo, defining: AttrAssignment) -> Opt
     return None
 
 
-def _plain_tensor(info: ClassInfo, attr: str) -> bool:
-    """`self.<attr>` is only ever a plain tensor the class builds (`self.indice = torch.arange(n)`):
-    a value derived from it (`self.indice.repeat(n, 1)`) is a copy of a constant, not trained state
-    a copy would fall behind."""
+def _plain_tensor(info: ClassInfo, attr: str, seen: frozenset[str]) -> bool:
+    """`self.<attr>` is only ever a plain tensor the class builds from no trained state, and
+    nothing in the class or its bases changes it in place (`self.indice = torch.arange(n)`): a
+    value derived from it (`self.indice.repeat(n, 1)`, even a view) is a copy of a constant that
+    the copy cannot fall behind. (`seen`: the names on the way, so a cycle proves nothing.)"""
+    if attr in seen or attr in info.parameters | info.submodules | info.registered_buffers:
+        return False
     assignments = info.assignments_to(attr)
-    return bool(assignments) and all(a.kind is ValueKind.TENSOR for a in assignments) and attr not in (
-        info.parameters | info.submodules | info.registered_buffers
-    )
+    if not assignments or any(a.kind is not ValueKind.TENSOR or a.augmented for a in assignments):
+        return False
+    if any(_derived_from_module_state(info, a, seen | {attr}) is not None for a in assignments):
+        return False
+    return not any(_changed_in_place(owner.node, attr) for owner in (info, *info.ancestors()))
+
+
+def _changed_in_place(node: cst.CSTNode, attr: str) -> bool:
+    """Whether code under `node` may change `<x>.<attr>` in place: an item assigned
+    (`x.attr[k] = v`, `x.attr[k] += v`), an in-place method (`x.attr.add_(1)`, `x.attr[0].zero_()`)
+    or an in-place function given it (`nn.init.normal_(x.attr)`)."""
+    for target in nodes_of(node, (cst.AssignTarget, cst.AugAssign)):
+        written: cst.BaseExpression = target.target  # type: ignore[attr-defined]
+        changed = written
+        while isinstance(changed, cst.Subscript):
+            changed = changed.value
+        if changed is not written and _names_attr(changed, attr):
+            return True
+    for call in nodes_of(node, cst.Call):
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if not name.endswith("_") or name.endswith("__"):
+            continue
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        while isinstance(receiver, cst.Subscript):
+            receiver = receiver.value
+        if (receiver is not None and _names_attr(receiver, attr)) or any(_names_attr(arg.value, attr) for arg in call.args):
+            return True
+    return False
+
+
+def _names_attr(node: Optional[cst.BaseExpression], attr: str) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == attr
 
 
 def _alias_of_argument(defining: AttrAssignment) -> Optional[str]:

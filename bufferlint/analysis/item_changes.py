@@ -7,6 +7,8 @@ from such a container is the container's state at that call, not a constant (for
 The whole file is read, also where a check parsed only part of it with libcst (the class that
 changes the name may be one the check left unparsed), and `ast` reads a file about ten times
 faster than libcst does: this is asked of every file whose text may hold such a change.
+(`ast` gives names NFKC-normalised, libcst as written: a name spelled with compatibility
+characters, `self.ｄ`, is compared in its normal form here.)
 """
 
 from __future__ import annotations

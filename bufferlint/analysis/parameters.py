@@ -87,17 +87,16 @@ def frozen_parameters(
 
 def returns_frozen_parameter(func: cst.FunctionDef, inference: TensorInference) -> bool:
     """Every return of `func` gives a frozen nn.Parameter: `return nn.Parameter(x, requires_grad=False)`,
-    or a name whose last binding before it, both at the function's top level, is one. A function
-    with nested scopes or returns inside blocks is not read."""
-    if not isinstance(func.body, cst.IndentedBlock) or nodes_of(func.body, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+    or a name whose last binding before it is one. Only a straight-line body is read: simple
+    statements that bind one name, a docstring, and returns; anything else (a branch, a loop, a
+    call that may set `requires_grad` again) means no."""
+    if not isinstance(func.body, cst.IndentedBlock):
         return False
     bound: dict[str, cst.BaseExpression] = {}
     returned = False
     for statement in func.body.body:
         if not isinstance(statement, cst.SimpleStatementLine):
-            if nodes_of(statement, cst.Return):
-                return False
-            continue
+            return False
         for small in statement.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 bound[small.targets[0].target.value] = small.value
@@ -108,6 +107,8 @@ def returns_frozen_parameter(func: cst.FunctionDef, inference: TensorInference) 
                 if value is None or frozen_parameter_data(value, inference) is False:
                     return False
                 returned = True
+            elif not (isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))):
+                return False
     return returned
 
 

@@ -141,8 +141,10 @@ def callee_name(call: cst.Call) -> str:
 
 def visit_in_order(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """Call `visitor`'s `visit_<Node>` and `leave_<Node>` methods as `root.visit(visitor)` would,
-    in the same order (a `visit_` answering False skips the node's children), but reading fields
-    instead of rebuilding every node: libcst's own walk costs about what parsing the file did."""
+    in the same order over the syntax nodes (a `visit_` answering False skips the node's children;
+    its `leave_` still runs), but reading fields instead of rebuilding every node: libcst's own walk
+    costs about what parsing the file did. Whitespace and punctuation nodes are not visited, nor
+    are `visit_<Node>_<field>` handlers called."""
     stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
     while stack:
         node, leaving = stack.pop()
@@ -153,10 +155,9 @@ def visit_in_order(root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                 leave(node)
             continue
         visit = _handler(visitor, "visit_", kind)
-        if visit is not None and visit(node) is False:
-            continue
         stack.append((node, True))
-        stack.extend((child, False) for child in reversed(child_nodes(node)))
+        if visit is None or visit(node) is not False:
+            stack.extend((child, False) for child in reversed(child_nodes(node)))
 
 
 _HANDLERS: dict[tuple[type, str, type], Optional[str]] = {}

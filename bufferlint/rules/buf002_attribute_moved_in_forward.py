@@ -10,7 +10,7 @@ import libcst as cst
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.forward import MOVE_TEXT, ForwardFacts, Move, PathMethod, Site, Target, forward_facts, self_attr_root
+from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, may_hold_move, self_attr_root
 from bufferlint.analysis.init_order import runs_init_of
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.unmoved import moved_with_users
@@ -101,7 +101,7 @@ class AttributeMovedInForward(Rule):
     summary = "Attribute moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        if not analysis.may_match(MOVE_TEXT):
+        if not may_hold_move(analysis):
             return
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)

@@ -17,7 +17,7 @@ from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import MOVE_TEXT, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts
+from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -131,7 +131,7 @@ class ConstantRebuiltInForward(Rule):
     summary = "Constant tensor rebuilt and moved to the input's device on every forward call"
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        if not analysis.may_match(MOVE_TEXT) and not analysis.may_mention("device"):
+        if not may_hold_move(analysis) and not analysis.may_mention("device"):
             return  # neither a move nor a factory given `device=`
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
