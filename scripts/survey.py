@@ -630,6 +630,15 @@ FRESH43 = _repositories("""
     chao1224/GraphMVP chao1224/MoleculeSTM Vegetebird/StridedTransformer-Pose3D paTRICK-
     swk/P-STMO
 """)
+FRESH44 = _repositories("""
+    ActiveVisionLab/nerfmm zhengqili/Neural-Scene-Flow-Fields gaochen315/DynamicNeRF
+    seongjunyun/Graph_Transformer_Networks acbull/pyHGT princeton-nlp/MeZO LeeSureman/Flat-
+    Lattice-Transformer jnhwkim/ban-vqa zju3dv/EasyVolcap zju3dv/street_gaussians
+    zju3dv/EfficientLoFTR zju3dv/instant-nvr zju3dv/animatable_nerf zju3dv/mlp_maps
+    hongsukchoi/3DCrowdNet_RELEASE hongfz16/HCMoCo Jeff-sjtu/NIKI jby1993/SelfReconCode
+    NVlabs/BundleSDF NVlabs/DiffPure NVlabs/few-shot-vid2vid NVlabs/planercnn NVlabs/UMR
+    NVlabs/SCOPS hustvl/EVF-SAM hustvl/LightningDiT lightaime/deep_gcns_torch THUDM/ImageReward
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -637,7 +646,7 @@ SETS = {
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
-    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43,
+    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44,
 }
 
 
