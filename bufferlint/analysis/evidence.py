@@ -40,7 +40,7 @@ from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import is_self_attr, self_name
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
 from bufferlint.analysis.grad import argument_keyword
-from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.intent import init_time_methods, self_calls
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.names import code_excerpt
@@ -103,13 +103,17 @@ class EvidenceFinder:
         self.generator_sampled: dict[str, str] = {}
         self._used: set[str] = set()  # attributes with evidence other than being returned
 
-    def evidence(self, attr: str) -> Optional[Evidence]:
+    def _scanned(self) -> dict[str, Evidence]:
+        """The evidence found, scanning the methods once, on the first question."""
         if self._found is None:
             self._found = {}
             for facts in (self.facts, *self.subclass_facts):
                 for method in _methods(facts, lambda func: bool(self.mentions.words(func) & self.wanted)):
                     self._scan(facts, method)
-        found = self._found.get(attr)
+        return self._found
+
+    def evidence(self, attr: str) -> Optional[Evidence]:
+        found = self._scanned().get(attr)
         if found is not None and found.kind == "returned" and self._host_side(attr, found):
             # `off = self.lo + torch.rand(n, 3) * self.span; return off`: the method computes on
             # the host by design (callers outside the class move what it returns); as a buffer the
@@ -125,7 +129,9 @@ class EvidenceFinder:
             return False
         if any(m.name == found.method for m in self.facts.methods):
             return False
-        return not any(_calls_own_method(func, found.method) for func in self.facts.info.methods.values() if func.name.value != found.method)
+        return not any(
+            found.method in self_calls(func, self_name(func)) for func in self.facts.info.methods.values() if func.name.value != found.method
+        )
 
     def _scan(self, facts: ForwardFacts, method: PathMethod) -> None:
         carriers: dict[str, frozenset[str]] = {}
@@ -185,15 +191,13 @@ class EvidenceFinder:
     def sampled_with_generator(self, attr: str) -> Optional[str]:
         """Where a method samples from `attr` with a `torch.Generator`, which stays on the device it
         was built for: `.to()` moves no generator, so the tensor must stay beside it."""
-        if self._found is None:
-            self.evidence(attr)
+        self._scanned()
         return self.generator_sampled.get(attr)
 
     def host_partner(self, attr: str) -> Optional["HostPartner"]:
         """A tensor a method builds on the host on every call and uses with `attr` (after the
         evidence scan): as a buffer on the GPU, `attr` would meet a CPU tensor there."""
-        if self._found is None:
-            self.evidence(attr)
+        self._scanned()
         return self.host_partners.get(attr)
 
     def _add(
@@ -207,12 +211,6 @@ class EvidenceFinder:
             known = self._found.get(attr)
             if known is None or (known.via is not None and via is None):  # evidence the analysis read wins
                 self._found[attr] = Evidence(kind, method.name, node, via)
-
-
-def _calls_own_method(func: cst.FunctionDef, name: str) -> bool:
-    """`self.<name>(...)` somewhere in `func`."""
-    me = self_name(func)
-    return any(is_self_attr(call.func, me, name) for call in nodes_of(func.body, cst.Call))  # type: ignore[arg-type]
 
 
 def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: frozenset[str], reader: "_Reader") -> frozenset[str]:

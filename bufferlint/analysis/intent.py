@@ -109,11 +109,12 @@ def _reached(info: ClassInfo, pending: list[str]) -> set[str]:
             continue
         found.add(name)
         me = self_name(func)
-        pending.extend(called for called in _self_calls(func, me) if called in info.methods)
+        pending.extend(called for called in self_calls(func, me) if called in info.methods)
     return found
 
 
-def _self_calls(func: cst.FunctionDef, me: Optional[str]) -> Iterator[str]:
+def self_calls(func: cst.FunctionDef, me: Optional[str]) -> Iterator[str]:
+    """The names of the methods `func` calls on its own instance (`self.<name>(...)`)."""
     if me is None:
         return
     for node in nodes_of(func.body, cst.Call):

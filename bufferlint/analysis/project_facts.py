@@ -1178,7 +1178,6 @@ class ProjectFacts:
         self.unfreeze_words: set[str] = set()  # string constants of the files that unfreeze unnamed parameters
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
-        self.resumes_optimizer: Optional[str] = None
         # every file's first optimizer (or trainer) state load: (path, line, the top-level names of
         # what the file imports), so a class is told of the load that may reach it
         self.resume_sites: list[tuple[str, int, tuple[str, ...]]] = []
@@ -1219,8 +1218,6 @@ class ProjectFacts:
         if facts.default_device is not None and self.default_device is None:
             self.default_device = f"{path}:{facts.default_device}"
         if facts.resumes_optimizer is not None:
-            if self.resumes_optimizer is None:
-                self.resumes_optimizer = f"{path}:{facts.resumes_optimizer}"
             tops = sorted({name.lstrip("*").split(".")[0] for name in facts.imports})
             self.resume_sites.append((path, facts.resumes_optimizer, tuple(tops)))
         if facts.pickles is not None and self.pickles is None:
@@ -1249,13 +1246,13 @@ class ProjectFacts:
 
     def _digest(self) -> str:
         if not self.classes and not self.hierarchy and not self.unfrozen:
-            if self.unfreezes_any is None and self.meta_init is None and self.resumes_optimizer is None and not self.functions:
+            if self.unfreezes_any is None and self.meta_init is None and not self.resume_sites and not self.functions:
                 return ""
         payload = json.dumps(
             [
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
-                sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device, self.resumes_optimizer,
+                sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device,
                 self.resume_sites,
                 self.pickles, self.old_torch,
                 sorted(self.functions),
