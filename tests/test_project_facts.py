@@ -945,3 +945,35 @@ def test_a_project_pinning_torch_below_1_6_gets_no_fix(requirement: str, fix: st
     assert _summary(findings) == [("masked.py", 9, "BUF001", fix)]
     if fix == "none":
         assert f"no fix: the project pins torch below 1.6 ({root / 'setup.py'}:3)" in findings[0]["message"]
+
+
+def test_a_pin_quoted_in_prose_pins_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Documentation that quotes a pin in backticks (``"torch==1.4.0"``) declares no requirement:
+    the fix keeps its safe form."""
+    notes = 'NOTES = """An old release pinned `"torch==1.4.0"` in its setup.py."""\n'
+    root = _project(tmp_path / "p7", {"masked.py": CONSTANT, "notes.py": notes})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF001"]
+    assert _summary(findings) == [("masked.py", 9, "BUF001", "safe")]
+
+
+TRAINABLE_ONLY = (
+    "import torch\n\n\ndef make_optimizer(net, lr):\n"
+    "    params = [p for p in net.parameters() if p.requires_grad]\n    return torch.optim.Adam(params, lr)\n"
+)
+RESUME = "from optim import make_optimizer\n\n\ndef resume(net, state):\n    opt = make_optimizer(net, 0.1)\n    opt.load_state_dict(state['optimizer'])\n"
+
+
+@pytest.mark.parametrize(
+    ("builder", "fix"),
+    [(TRAINABLE_ONLY, "unsafe"), (TRAINABLE_ONLY.replace(" if p.requires_grad", ""), "none")],
+    ids=["trainable-only", "every-parameter"],
+)
+def test_a_resumed_optimizer_given_only_trainable_parameters_never_held_a_frozen_one(
+    builder: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming is harmless when every optimizer the project builds skips parameters that do not
+    require grad: the frozen one was never in it, so turning it into a buffer changes no group."""
+    root = _project(tmp_path / "p4t", {"adapter.py": FROZEN, "optim.py": builder, "train.py": RESUME})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]
+    assert ("the project restores optimizer state (" in findings[0]["message"]) is (fix == "none")

@@ -380,6 +380,10 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
     attrs: set[str] = set()  # attributes of self set from them (`self.pred = net(x)`), read later
     for site in iter_sites(func):
         small = site.small
+        grown = _grown_list(small)
+        if grown is not None and set(data_names(grown[1])) & tainted:
+            tainted.add(grown[0])  # `grids.append(warp(points[b]))`: a list gathered from them
+            continue
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) or value is None:
             continue

@@ -35,7 +35,8 @@ from typing import Callable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.flow import self_name, stored_names
+from bufferlint.analysis.flow import StatementSite, self_name, stored_names
+from bufferlint.analysis.forward import is_cuda_literal
 from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.walk import nodes_of
 
@@ -63,6 +64,49 @@ def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[
         elif not _all_named(assignment.value, context):
             return False
     return True
+
+
+def built_on_cuda(defining: AttrAssignment, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    """`self.t = torch.zeros(n).cuda()` (or `device="cuda"`, `.to("cuda:0")`, or a local built so
+    and sliced: `rows = torch.from_numpy(a).cuda(); self.t = rows[:, 1:]`), unconditionally in
+    `__init__`: whatever the module is moved to, it cannot be built without a GPU. A choice
+    (`x.cuda() if gpu else x`, a statement under a test) may be on purpose."""
+    value = defining.value
+    if value is None or not defining.in_init or not _unconditional(defining.site):
+        return False
+    if _pins_cuda(value, qualify):
+        return True
+    root = value
+    while isinstance(root, (cst.Subscript, cst.Attribute)):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    bound = _local_values(defining.method, root.value)
+    return bound is not None and len(bound) == 1 and _pins_cuda(bound[0], qualify)
+
+
+def _unconditional(site: StatementSite) -> bool:
+    """Directly in the body, or directly in a `with` block of it (`with torch.no_grad():`)."""
+    if not site.nested:
+        return True
+    top = site.top
+    return isinstance(top, cst.With) and isinstance(top.body, cst.IndentedBlock) and site.line in top.body.body
+
+
+def _pins_cuda(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    if nodes_of(value, cst.IfExp):
+        return False
+    for call in nodes_of(value, cst.Call):
+        func = call.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if method == "cuda" and all(isinstance(arg.value, cst.Integer) for arg in call.args):
+            return True
+        if method == "to" and call.args and call.args[0].keyword is None and is_cuda_literal(call.args[0].value, qualify):
+            return True
+        device = argument_keyword(call, "device")
+        if device is not None and is_cuda_literal(device, qualify):
+            return True
+    return False
 
 
 def _all_named(value: cst.BaseExpression, context: "_Context") -> bool:

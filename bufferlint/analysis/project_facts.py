@@ -32,6 +32,7 @@ from functools import cached_property, partial
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from bufferlint.analysis import holder_casts
+from bufferlint.analysis.optimizer_builds import Build, optimizer_builds, trainable_only
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.torch_api import is_module_base
 
@@ -169,6 +170,10 @@ class FileFacts:
     # line of a requirement pinning torch below 1.6 (`"torch==1.4.0"` in setup.py), whose
     # register_buffer takes no `persistent=`
     old_torch: Optional[int] = None
+    # its optimizer builds (analysis/optimizer_builds.py): (callee, line, only trainable parameters
+    # reach it), and the names of its functions and methods that say optimizer
+    optimizer_builds: tuple[Build, ...] = ()
+    optimizer_builders: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -176,14 +181,14 @@ class FileFacts:
             classes, self.unfrozen, self.unfreezes_any, self.unfreeze_words, self.meta_init, self.default_device,
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
-            self.recasts_held, self.set_outside_plain, self.old_torch,
+            self.recasts_held, self.set_outside_plain, self.old_torch, self.optimizer_builds, self.optimizer_builders,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
          complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
-         set_plain, old_torch) = data
+         set_plain, old_torch, builds, builders) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -195,6 +200,8 @@ class FileFacts:
             tuple((holder, attr, held, line) for holder, attr, held, line in recasts),
             tuple((name, line) for name, line in set_plain),
             old_torch,
+            tuple((name, line, filtered) for name, line, filtered in builds),
+            tuple(builders),
         )
 
 
@@ -227,6 +234,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
             facts.default_device = _first_line(_DEFAULT_DEVICE, source)
     if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
         facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source, tree)
+    if b"ptim" in source and not is_test_module(module):
+        facts.optimizer_builds, facts.optimizer_builders = optimizer_builds(tree)
     if any(word in source for word in _PICKLE_WORDS):
         facts.pickles = _first_line(_PICKLES, source)
     if b"device" in source and _DEVICE_CONTEXT.search(source) is not None:
@@ -451,9 +460,10 @@ def _function_spans(body: list[ast.stmt], rows: list[int]) -> Iterator[tuple[int
 
 
 # A requirement string pinning torch below 1.6 (`"torch==1.4.0"`, `'torch<1.6'`, `"torch<=1.5.1"`):
-# before 1.6, `register_buffer(..., persistent=False)` raises TypeError.
+# before 1.6, `register_buffer(..., persistent=False)` raises TypeError. A quote right after a
+# backtick or a letter opens no string: prose quoting a pin (``"torch==1.4.0"`` in a docstring) pins nothing.
 _PIN_WORDS = (b"'torch", b'"torch')
-_OLD_TORCH = re.compile(rb"""["']torch\s*(?:==\s*(?:0\.|1\.[0-5](?![0-9]))|<=\s*(?:0\.|1\.[0-5](?![0-9]))|<\s*(?:0\.|1\.[0-6](?![0-9])))""")
+_OLD_TORCH = re.compile(rb"""(?<![`\w])["']torch\s*(?:==\s*(?:0\.|1\.[0-5](?![0-9]))|<=\s*(?:0\.|1\.[0-5](?![0-9]))|<\s*(?:0\.|1\.[0-6](?![0-9])))""")
 
 
 def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
@@ -1181,6 +1191,8 @@ class ProjectFacts:
         # every file's first optimizer (or trainer) state load: (path, line, the top-level names of
         # what the file imports), so a class is told of the load that may reach it
         self.resume_sites: list[tuple[str, int, tuple[str, ...]]] = []
+        self.optimizer_builds: list[Build] = []  # every file's optimizer builds, and the project's own builders
+        self.optimizer_builders: set[str] = set()
         self.pickles: Optional[str] = None  # `path:line` of the first pickle load or name-matched copy
         self.old_torch: Optional[str] = None  # `path:line` of a requirement pinning torch below 1.6
         self.functions: set[str] = set()
@@ -1220,6 +1232,8 @@ class ProjectFacts:
         if facts.resumes_optimizer is not None:
             tops = sorted({name.lstrip("*").split(".")[0] for name in facts.imports})
             self.resume_sites.append((path, facts.resumes_optimizer, tuple(tops)))
+        self.optimizer_builds.extend(facts.optimizer_builds)
+        self.optimizer_builders.update(facts.optimizer_builders)
         if facts.pickles is not None and self.pickles is None:
             self.pickles = f"{path}:{facts.pickles}"
         if facts.old_torch is not None and self.old_torch is None:
@@ -1253,7 +1267,7 @@ class ProjectFacts:
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
                 sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device,
-                self.resume_sites,
+                self.resume_sites, self.optimizer_builds, sorted(self.optimizer_builders),
                 self.pickles, self.old_torch,
                 sorted(self.functions),
                 sorted(self.complex_functions),
@@ -1412,6 +1426,12 @@ class ProjectFacts:
             return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{attr}` is among its names"
         return None
 
+    @cached_property
+    def trains_only_trainable(self) -> bool:
+        """Every optimizer the run builds is given only parameters that require grad: a restored
+        optimizer never held a frozen one (analysis/optimizer_builds.py)."""
+        return trainable_only(self.optimizer_builds, self.optimizer_builders)
+
     def optimizer_resume_for(self, path: str, module: str) -> Optional[str]:
         """`path:line` of the optimizer state load to cite for a class of `module` (in the file
         `path`), None when the run has none. Loads that may reach it come first (their file
@@ -1419,7 +1439,7 @@ class ProjectFacts:
         the nearest by folder: of a vendored trainer under `external/` and the project's own, the
         own one is the one that restores this model's optimizer. (A load elsewhere still counts:
         a generic `restore(model, optimizer)` helper in `common/` imports no model at all.)"""
-        if not self.resume_sites:
+        if not self.resume_sites or self.trains_only_trainable:
             return None
         top = module.split(".")[0]
         own = _path_parts(path)

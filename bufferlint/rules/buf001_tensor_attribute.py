@@ -9,6 +9,7 @@ from bufferlint.analysis.evidence import Evidence
 from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.intent import self_rebinding
+from bufferlint.analysis.named_device import built_on_cuda
 from bufferlint.fixes.register_buffer import buffer_fix, buffer_registration
 from bufferlint.model import Applicability, Finding, Fix
 from bufferlint.rules.base import Rule
@@ -21,7 +22,8 @@ class TensorAttribute(Rule):
     PyTorch moves, casts, saves and replicates only what a module registered: parameters and
     buffers. `self.table = torch.randn(5, 5)` stays on the CPU after `model.cuda()`, is skipped by
     `.half()`, is not replicated by `DataParallel`, and `forward()` fails with "Expected all tensors
-    to be on the same device".
+    to be on the same device". Built on CUDA by name in `__init__` (`torch.ones(n).cuda()`,
+    `device="cuda"`), it ties the module to a GPU whatever moves it, and the message says so.
 
     ## Example
     ```python
@@ -179,7 +181,7 @@ class TensorAttribute(Rule):
     def _finding(self, analysis: FileAnalysis, attributes: ClassAttributes, attr: str, evidence: Evidence) -> Finding:
         registration = buffer_registration(attributes, attr)
         hazards = registration.hazards
-        message = f"Tensor attribute `{attr}` is not a registered buffer: .to()/.cuda() leave it behind, and {evidence.describe()}"
+        message = f"Tensor attribute `{attr}` is not a registered buffer: {_left_behind(analysis, attributes, attr)}, and {evidence.describe()}"
         fix: Optional[Fix] = None
         if hazards.blocking:
             message += f"; no fix: {hazards.blocking[0]}"
@@ -194,6 +196,15 @@ class TensorAttribute(Rule):
         if hazards.notes and fix is not None:
             message += f"; {hazards.notes[0]}"
         return self.finding(analysis, attributes.defining[attr].statement, message, fix)
+
+
+def _left_behind(analysis: FileAnalysis, attributes: ClassAttributes, attr: str) -> str:
+    """What a plain attribute costs: left behind by moves, or, built on CUDA by name, a module
+    that cannot run anywhere else (a maintainer of GPU-only code reads ".to() leaves it behind"
+    of a tensor already on the GPU as noise; the hard-coded device is what to act on)."""
+    if built_on_cuda(attributes.defining[attr], analysis.inference.qualify):
+        return "it is hard-coded to CUDA, so the module cannot run on another device, .to()/.half() leave it behind"
+    return ".to()/.cuda() leave it behind"
 
 
 def _outside_use(attributes: ClassAttributes, evidence: Evidence) -> list[str]:

@@ -112,8 +112,11 @@ class FrozenParameterRule(Rule):
     6. No file of the run restores optimizer or trainer state (`optimizer.load_state_dict(...)`,
        `load_state_dict(ckpt["optim"])`, Lightning's `fit(..., ckpt_path=)` and
        `resume_from_checkpoint`, accelerate's `load_state()`, mmcv's `runner.resume()`): resuming
-       a run saved before the change would fail if that optimizer covers the parameter, which the
-       analysis does not try to prove either way. The message names the load most likely to
+       a run saved before the change would fail if that optimizer covers the parameter. That it
+       does not is proved only when every optimizer the run builds is given just the parameters
+       that require grad (`[p for p in m.parameters() if p.requires_grad]`, `filter(...)`, or a
+       builder that skips `not p.requires_grad`; a builder of the run is read where it is defined,
+       one from a library counts as given them all). The message names the load most likely to
        restore this class's optimizer: one in a file that imports the class's top-level package,
        sits in its top-level folder or at the run's root, and of those the nearest by folder (a
        vendored trainer under `external/` is named only when nothing closer restores one).

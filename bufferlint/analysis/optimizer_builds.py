@@ -1,0 +1,165 @@
+"""Which parameters the project's optimizers are given: all of them, or only those that train.
+
+BUF008 turns a frozen `nn.Parameter` into a buffer. An optimizer built over every parameter
+(`torch.optim.Adam(model.parameters())`) then covers one tensor fewer, and resuming its state from
+a checkpoint saved before the change fails. An optimizer given only the parameters that require
+grad never held the frozen one, so resuming it is unaffected:
+
+    for name, p in net.named_parameters():
+        if not p.requires_grad:
+            continue
+        groups.append({"params": [p], "lr": lr})
+    optimizer = factory[cfg.optim](groups, lr)
+
+A build is **filtered** when nothing in its arguments reads `.parameters()` (or
+`.named_parameters()`) unfiltered and either its arguments filter (`filter(lambda p:
+p.requires_grad, ...)`, a comprehension testing `requires_grad`) or the function building it reads
+`requires_grad`. What counts as a build: a `torch.optim` class (by name or dotted), a call indexed
+out of a table whose name says optimizer (`factory[name](...)`), and any other call whose name
+says optimizer (`build_optimizer(cfg, model)`); the project's own builders among the last are
+read where they are defined, not at their calls. Learning-rate schedulers are no builds.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional, Union
+
+_OPTIMIZER_CLASSES = frozenset(
+    "SGD Adam AdamW Adagrad Adadelta Adamax RMSprop Rprop ASGD LBFGS NAdam RAdam SparseAdam "
+    "Lion Lamb LAMB Adafactor AdamP FusedAdam FusedLAMB Novograd".split()
+)
+# what builds no optimizer, though its name says so: modules of schedulers, an optimizer's own methods
+_NOT_BUILD_MODULES = frozenset(("lr_scheduler", "swa_utils"))
+_OPTIMIZER_METHODS = frozenset(("load_state_dict", "state_dict", "zero_grad", "step", "add_param_group"))
+_PARAMETER_LISTS = frozenset(("parameters", "named_parameters"))
+
+Function = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Module]
+
+# (the callee's last name, the line, whether only trainable parameters reach it)
+Build = tuple[str, int, bool]
+
+
+def optimizer_builds(tree: ast.Module) -> tuple[tuple[Build, ...], tuple[str, ...]]:
+    """Every optimizer build of the file, and the names of its functions and methods that say
+    optimizer (the project's own builders: their calls elsewhere are not builds)."""
+    builds: list[Build] = []
+    builders: list[str] = []
+    for scope in _scopes(tree):
+        if not isinstance(scope, ast.Module) and "optim" in scope.name.lower():
+            builders.append(scope.name)
+        reads_grad: Optional[bool] = None
+        for call in _calls(scope):
+            name = _build_name(call)
+            if name is None:
+                continue
+            if reads_grad is None:
+                reads_grad = _reads_requires_grad(scope)
+            builds.append((name, call.lineno, _filtered(call, reads_grad)))
+    return tuple(builds), tuple(builders)
+
+
+def _scopes(tree: ast.Module) -> Iterator[Function]:
+    yield tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _calls(scope: Function) -> Iterator[ast.Call]:
+    return (node for node in _own_nodes(scope) if isinstance(node, ast.Call))
+
+
+def _own_nodes(scope: Function) -> Iterator[ast.AST]:
+    """The scope's own nodes, not those of functions nested in it (their own scope)."""
+    stack: list[ast.AST] = list(scope.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _build_name(call: ast.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, ast.Subscript):
+        table = _last_name(func.value)
+        return table if table is not None and "optim" in table.lower() else None
+    name = _last_name(func)
+    dotted = _dotted(func)
+    if name is None or name in _OPTIMIZER_METHODS or _NOT_BUILD_MODULES & set(dotted.split(".")):
+        return None
+    if name in _OPTIMIZER_CLASSES or dotted.startswith(("torch.optim.", "optim.")) or "optim" in name.lower():
+        return name
+    return None
+
+
+def _last_name(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _reads_requires_grad(scope: Function) -> bool:
+    return any(
+        isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load)
+        for node in _own_nodes(scope)
+    )
+
+
+def _filtered(call: ast.Call, reads_grad: bool) -> bool:
+    """No unfiltered parameter list among the arguments, and a filter in them or around them."""
+    arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+    unfiltered, filters = False, False
+    for argument in arguments:
+        bare, filtering = _parameter_reads(argument)
+        unfiltered |= bare
+        filters |= filtering
+    return not unfiltered and (filters or reads_grad)
+
+
+def _parameter_reads(node: ast.AST) -> tuple[bool, bool]:
+    """(reads `.parameters()` outside a filter, holds a filter testing `requires_grad`)."""
+    if _is_filter(node):
+        return False, True
+    if isinstance(node, ast.Call) and _last_name(node.func) in _PARAMETER_LISTS:
+        return True, False
+    bare, filters = False, False
+    for child in ast.iter_child_nodes(node):
+        child_bare, child_filters = _parameter_reads(child)
+        bare |= child_bare
+        filters |= child_filters
+    return bare, filters
+
+
+def _is_filter(node: ast.AST) -> bool:
+    """`filter(<tests requires_grad>, ...)`, or a comprehension whose condition tests it."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "filter" and node.args:
+        return _tests_grad(node.args[0])
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+        return any(_tests_grad(condition) for generator in node.generators for condition in generator.ifs)
+    return False
+
+
+def _tests_grad(node: ast.AST) -> bool:
+    return any(isinstance(inner, ast.Attribute) and inner.attr == "requires_grad" for inner in ast.walk(node))
+
+
+def trainable_only(builds: list[Build], builders: set[str]) -> bool:
+    """Every optimizer the project builds is given only parameters that require grad (and it
+    builds one): none of them ever held a frozen parameter."""
+    relevant = [build for build in builds if build[0] in _OPTIMIZER_CLASSES or build[0] not in builders]
+    return bool(relevant) and all(filtered for _, _, filtered in relevant)
