@@ -148,6 +148,7 @@ FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():
         ("def train(model):\n    model.requires_grad_(True)\n", [("adapter.py", 9, "BUF008", "none")]),  # every parameter of some module
         ("def probe(x):\n    x = x.detach().requires_grad_(True)\n    return x\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         ("import torch\n\n\ndef probe():\n    return torch.eye(3).requires_grad_()\n", [("adapter.py", 9, "BUF008", "unsafe")]),
+        ("def probe(critic, obs, act):\n    tiled = act.unsqueeze(0).repeat(4, 1, 1).requires_grad_(True)\n    return critic(obs, tiled)\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         # an fp16 master copy the script builds as its own Parameter: none of the model's
         ("from torch import nn\n\n\ndef master(params):\n    master_params = nn.Parameter(flatten(params))\n    master_params.requires_grad = True\n    return [master_params]\n", [("adapter.py", 9, "BUF008", "unsafe")]),
         # the same name bound to a Parameter in another function says nothing of this loop
@@ -158,7 +159,7 @@ FLAG_HELPER = "def set_grad(model, flag=True):\n    for p in model.parameters():
     ],
     ids=[
         "freezes-only", "by-name", "by-name-filter", "filter-holds-name", "filter-part-of-name", "filter-of-other-names",
-        "whole-module", "input-tensor", "factory-tensor", "master-copy", "parameter-elsewhere", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
+        "whole-module", "input-tensor", "factory-tensor", "tiled-input", "master-copy", "parameter-elsewhere", "flag-helper-given-false", "flag-helper-default", "flag-helper-unknown",
     ],
 )
 def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(

@@ -248,10 +248,11 @@ class FileAnalysis:
     def export_format(self) -> Optional[str]:
         """The format the file's modules are written to be exported to (`model_onnx.py`: "onnx"),
         or None. Their devices are the tracer's business: no device finding is anyone's to act on.
-        A file named for exporting (`ensemble_export.py`) that uses `torch.onnx` is written for ONNX
-        too."""
+        A file named for exporting (`ensemble_export.py`, `exporter.py`) that uses `torch.onnx` is
+        written for ONNX too."""
         found = export_variant(self.module_name)
-        if found is None and "export" in re.split(r"[^a-z0-9]+", self.module_name.rpartition(".")[2].lower()):
+        words = re.split(r"[^a-z0-9]+", self.module_name.rpartition(".")[2].lower())
+        if found is None and any(word.startswith("export") for word in words):
             text = self._text if self._text is not None else self.module.code
             if (b"torch.onnx" if isinstance(text, bytes) else "torch.onnx") in text:  # type: ignore[operator]
                 return "onnx"

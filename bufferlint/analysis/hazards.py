@@ -65,6 +65,11 @@ _LAYER_OWNED = re.compile(
     r"^(weight|bias|running_mean|running_var|num_batches_tracked|in_proj_\w+|[qkv]_proj_weight|bias_[kv]"
     r"|weight_(g|v|u|orig|mask|fake_quant)|(weight|bias)_(ih|hh|hr)_l\d\w*|\w*_fake_quant|activation_post_process)$"
 )
+
+
+def layer_owned(info: ClassInfo, attr: str) -> bool:
+    """The class derives from a torch.nn layer, which (or torch.nn.utils on it) may own `attr`."""
+    return info.is_layer_subclass and _LAYER_OWNED.match(attr) is not None
 # Tensor attributes that describe rather than alias (`self.lin.weight.shape`).
 _METADATA_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad layout".split())
 _LARGE_MAGNITUDE = 65504.0  # float16 max: larger magnitudes become inf under .half()
@@ -177,7 +182,7 @@ def _name_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
         hazards.blocking.append(f"`{attr}` is also an nn.Parameter")
     if attr in info.deleted:
         hazards.blocking.append(f"`{attr}` is deleted with `del` (it would come back as a plain attribute)")
-    if info.is_layer_subclass and _LAYER_OWNED.match(attr):
+    if layer_owned(info, attr):
         hazards.blocking.append(f"the torch.nn base class may already own `{attr}`")
     for ancestor in info.ancestors():
         if attr in ancestor.bound_names() or any(a.attr == attr and a.kind is not ValueKind.TENSOR for a in ancestor.assignments):

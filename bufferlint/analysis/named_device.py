@@ -36,6 +36,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import StatementSite, self_name, stored_names
+from bufferlint.analysis.cuda_intent import decides_on_cuda
 from bufferlint.analysis.forward import is_cuda_literal
 from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.walk import nodes_of
@@ -70,7 +71,7 @@ def built_on_cuda(defining: AttrAssignment, qualify: Callable[[cst.BaseExpressio
     """`self.t = torch.zeros(n).cuda()` (or `device="cuda"`, `.to("cuda:0")`, or a local built so
     and sliced: `rows = torch.from_numpy(a).cuda(); self.t = rows[:, 1:]`), unconditionally in
     `__init__`: whatever the module is moved to, it cannot be built without a GPU. A choice
-    (`x.cuda() if gpu else x`, a statement under a test) may be on purpose."""
+    (`x.cuda() if gpu else x`, a statement under a test of CUDA) may be on purpose."""
     value = defining.value
     if value is None or not defining.in_init or not _unconditional(defining.site):
         return False
@@ -86,11 +87,16 @@ def built_on_cuda(defining: AttrAssignment, qualify: Callable[[cst.BaseExpressio
 
 
 def _unconditional(site: StatementSite) -> bool:
-    """Directly in the body, or directly in a `with` block of it (`with torch.no_grad():`)."""
+    """Not under a test that decides on CUDA (`if torch.cuda.is_available():`, `if self.use_gpu:`)
+    nor in a `try` that may fall back: a branch on a setting (`if not cfg.downsample:`) still
+    hard-codes the device."""
     if not site.nested:
         return True
-    top = site.top
-    return isinstance(top, cst.With) and isinstance(top.body, cst.IndentedBlock) and site.line in top.body.body
+    for statement in nodes_of(site.top, (cst.If, cst.While, cst.Try)):
+        if any(line is site.line for line in nodes_of(statement, cst.SimpleStatementLine)):
+            if isinstance(statement, cst.Try) or decides_on_cuda(statement.test):  # type: ignore[attr-defined]
+                return False
+    return True
 
 
 def _pins_cuda(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:

@@ -68,7 +68,11 @@ _OPTIMIZER_RESUME = re.compile(
 # Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
 _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
 # Tensor methods whose result is a fresh tensor (`x.detach().requires_grad_()` is an input, not a parameter).
-_FRESH_TENSOR_METHODS = frozenset("detach clone to float double half cuda cpu contiguous view reshape new_tensor".split())
+_FRESH_TENSOR_METHODS = frozenset(
+    "detach clone to float double half cuda cpu contiguous view reshape new_tensor "
+    # methods only a tensor has (`actions.unsqueeze(0).repeat(n, 1, 1).requires_grad_()`: an input to differentiate)
+    "repeat repeat_interleave unsqueeze squeeze expand expand_as permute transpose flatten new_zeros new_ones new_full new_empty".split()
+)
 # The project creates tensors on the GPU by default (`torch.set_default_device("cuda")`).
 _DEFAULT_DEVICE = re.compile(rb"\bset_default_device\(|\bset_default_tensor_type\([^)\n]*cuda")
 # Whole modules pickled and restored, or parameters and buffers copied by name between two

@@ -89,7 +89,7 @@ class TensorAttribute(Rule):
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives, where no import of the run reaches the class
     (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
-    `export-onnx.py`, or `ensemble_export.py` using `torch.onnx`): such modules are traced where they are built and never moved; nor in a
+    `export-onnx.py`, or `ensemble_export.py` and `exporter.py` using `torch.onnx`): such modules are traced where they are built and never moved; nor in a
     class whose `__init__` never runs `nn.Module.__init__()` (it cannot be moved at all: that is
     the bug to fix first), nor in a class every instance of which the project builds for one call
     and drops (`Pool(n, x.device)(x)`, or a local it only calls) when the tensor comes from what

@@ -96,7 +96,7 @@ class ConstantRebuiltInForward(Rule):
     only when a cache the method keeps on `self` is missing or stale (after
     `if self.cache is not None and n <= len(self.cache): return`, or under `if self.cache is None:`):
     it builds a lazily grown cache, not a constant per call. A file written for ONNX or ncnn
-    export (`model_onnx.py`, `export-onnx.py`, or `ensemble_export.py` using `torch.onnx`) is not checked: the tracer folds its constants.
+    export (`model_onnx.py`, `export-onnx.py`, or `ensemble_export.py` and `exporter.py` using `torch.onnx`) is not checked: the tracer folds its constants.
 
     ## Fix safety
     Always unsafe: the fix hoists the tensor into `__init__` as a non-persistent buffer (named

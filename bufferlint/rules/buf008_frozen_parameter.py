@@ -9,7 +9,7 @@ from bufferlint.analysis.factory_sizes import static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
-from bufferlint.analysis.hazards import handed_over, own_bookkeeping
+from bufferlint.analysis.hazards import handed_over, layer_owned, own_bookkeeping
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.parameters import (
     FrozenParameter,
@@ -98,7 +98,8 @@ class FrozenParameterRule(Rule):
     (`optimizer.load_state_dict` sees a different parameter count), and code outside the run may
     unfreeze it. No fix when an obligation fails:
     1. Nothing else is bound to the name: it is not assigned anything else in the class, deleted,
-       bound in the class body, or owned by a `torch.nn` base class; and its statement assigns no
+       bound in the class body, or owned by a `torch.nn` base class (`weight`, `bias`, the names
+       torch.nn.utils adds: a LoRA `nn.Linear` subclass's own `ranknum` is none); and its statement assigns no
        other name (`self.a = self.b = nn.Parameter(...)`: the registration would drop `b`).
     2. No other name holds the parameter (`self.weight = self.W`): it would be left a plain
        attribute outside `state_dict()`.
@@ -241,7 +242,7 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         return f"`{attr}` is also bound in the class body"
     if info.defines_register_buffer():
         return "the class or a base defines its own register_buffer"
-    if info.is_layer_subclass:
+    if layer_owned(info, attr):
         return f"the torch.nn base class may already own `{attr}`"
     handed = handed_over(info, attr, analysis)
     if handed is not None and handed.module:

@@ -61,7 +61,7 @@ class ForwardTensorWithoutDevice(Rule):
     `torch.normal(mean_t, std_t)`, CTC targets and lengths (`nn.CTCLoss`, `F.ctc_loss` take
     them on the CPU), `pack_padded_sequence` lengths (they must be on the CPU), ONNX shape
     tensors (`shape_as_tensor`, `reshape_from_tensor_shape`), and anything in a file written for
-    ONNX or ncnn export (`model_onnx.py`, `export-onnx.py`, `ensemble_export.py` using `torch.onnx`), whose modules are traced where they
+    ONNX or ncnn export (`model_onnx.py`, `export-onnx.py`, `ensemble_export.py`, `exporter.py` using `torch.onnx`), whose modules are traced where they
     are built and never moved.
     """
 
