@@ -42,14 +42,15 @@ def make_optimizer(cfg, net):
     ids=["group-loop", "all-parameters", "filter", "comprehension", "counted-not-filtered", "scheduler", "optimizer-methods", "library-builder"],
 )
 def test_builds_and_whether_only_trainable_parameters_reach_them(source: str, builds: list[tuple[str, int, bool]]) -> None:
-    found, _ = optimizer_builds(ast.parse(source))
+    found, _ = optimizer_builds(ast.parse(source), source.encode())
     assert sorted(found) == sorted(builds)
 
 
 def test_the_projects_own_builder_is_read_where_it_is_defined() -> None:
     """`make_optimizer(cfg, net)` at a call site is the builder read above, not a second build."""
-    builds, builders = optimizer_builds(ast.parse(GROUPS_LOOP))
-    call, _ = optimizer_builds(ast.parse("from lib.train import make_optimizer\n\ndef train(cfg, net):\n    return make_optimizer(cfg, net)\n"))
+    builds, builders = optimizer_builds(ast.parse(GROUPS_LOOP), GROUPS_LOOP.encode())
+    caller = "from lib.train import make_optimizer\n\ndef train(cfg, net):\n    return make_optimizer(cfg, net)\n"
+    call, _ = optimizer_builds(ast.parse(caller), caller.encode())
     assert builders == ("make_optimizer",)
     assert call == (("make_optimizer", 4, False),)
     assert trainable_only([*builds, *call], set(builders))

@@ -23,6 +23,7 @@ read where they are defined, not at their calls. Learning-rate schedulers are no
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator, Optional, Union
 
 _OPTIMIZER_CLASSES = frozenset(
@@ -40,30 +41,46 @@ Function = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Module]
 Build = tuple[str, int, bool]
 
 
-def optimizer_builds(tree: ast.Module) -> tuple[tuple[Build, ...], tuple[str, ...]]:
+# Text that may start a build (`Adam(`, `build_optimizer(`, `optimizers[name](`) or define a
+# builder: only the functions holding such a line are walked.
+_BUILD_TEXT = re.compile(
+    rb"(?:[Oo]ptim\w*|\b(?:" + "|".join(sorted(_OPTIMIZER_CLASSES)).encode() + rb"))[ \t]*(?:\[[^\]\n]*\][ \t]*)?\("
+)
+_BUILDER_DEF = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w*[Oo]ptim\w*)")
+
+
+def optimizer_builds(tree: ast.Module, source: bytes) -> tuple[tuple[Build, ...], tuple[str, ...]]:
     """Every optimizer build of the file, and the names of its functions and methods that say
     optimizer (the project's own builders: their calls elsewhere are not builds)."""
+    builders = tuple(match.group(1).decode("ascii", "replace") for match in _BUILDER_DEF.finditer(source))
+    lines = {source.count(b"\n", 0, match.start()) + 1 for match in _BUILD_TEXT.finditer(source)}
     builds: list[Build] = []
-    builders: list[str] = []
-    for scope in _scopes(tree):
-        if not isinstance(scope, ast.Module) and "optim" in scope.name.lower():
-            builders.append(scope.name)
+    for scope in _scopes(tree, lines):
         reads_grad: Optional[bool] = None
         for call in _calls(scope):
-            name = _build_name(call)
+            name = _build_name(call) if call.lineno in lines else None
             if name is None:
                 continue
             if reads_grad is None:
                 reads_grad = _reads_requires_grad(scope)
             builds.append((name, call.lineno, _filtered(call, reads_grad)))
-    return tuple(builds), tuple(builders)
+    return tuple(builds), builders
 
 
-def _scopes(tree: ast.Module) -> Iterator[Function]:
+def _scopes(tree: ast.Module, lines: set[int]) -> Iterator[Function]:
+    """The module and the functions (methods too) whose lines hold one of `lines`."""
+    if not lines:
+        return
     yield tree
-    for node in ast.walk(tree):
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", None) or 0
+        if not any(first <= line <= last for line in lines):
+            continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
 
 def _calls(scope: Function) -> Iterator[ast.Call]:

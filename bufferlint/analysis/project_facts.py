@@ -239,7 +239,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
     if any(word in source for word in _RESUME_WORDS):  # a test that resumes shows users resume too
         facts.resumes_optimizer = _first_line(_OPTIMIZER_RESUME, source, tree)
     if b"ptim" in source and not is_test_module(module):
-        facts.optimizer_builds, facts.optimizer_builders = optimizer_builds(tree)
+        facts.optimizer_builds, facts.optimizer_builders = optimizer_builds(tree, source)
     if any(word in source for word in _PICKLE_WORDS):
         facts.pickles = _first_line(_PICKLES, source)
     if b"device" in source and _DEVICE_CONTEXT.search(source) is not None:
