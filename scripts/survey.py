@@ -604,8 +604,7 @@ FRESH41 = _repositories("""
     NVlabs/neuralangelo swz30/MPRNet MCG-NJU/MixFormer MCG-NJU/SparseBEV IDEA-Research/MaskDINO
     megvii-research/AnchorDETR megvii-research/RevCol hustvl/QueryInst PeizeSun/OneNet
     ShoufaChen/DiffusionDet sshaoshuai/PointRCNN WangYueFt/detr3d guochengqian/openpoints
-    qinzheng93/GeoTransformer prs-eth/OverlapPredator princeton-vl/CornerNet-Lite zju3dv/clean-
-    pvnet zju3dv/OnePose zhyever/Monocular-Depth-Estimation-Toolbox Vegetebird/MHFormer
+    qinzheng93/GeoTransformer prs-eth/OverlapPredator princeton-vl/CornerNet-Lite zju3dv/clean-pvnet zju3dv/OnePose zhyever/Monocular-Depth-Estimation-Toolbox Vegetebird/MHFormer
     mks0601/Hand4Whole_RELEASE Amshaker/unetr_plus_plus hkchengrex/STCN dcharatan/pixelsplat
     Janspiry/Palette-Image-to-Image-Diffusion-Models
 """)
@@ -614,30 +613,35 @@ FRESH42 = _repositories("""
     yangdongchao/AcademiCodec haoheliu/versatile_audio_super_resolution liusongxiang/ppg-vc
     Wendison/VQMIVC RetroCirce/HTS-Audio-Transformer DAMO-DI-ML/ICML2022-FEDformer
     kaituoxu/Speech-Transformer AI4HealthUOL/SSSD mims-harvard/TFC-pretraining thunlp/OpenDelta
-    yihaosun1124/OfflineRL-Kit polixir/OfflineRL hijkzzz/pymarl2 cyanrain7/TRPO-in-MARL Lizhi-
-    sjtu/MARL-code-pytorch TonghanWang/RODE vijaydwivedi75/gnn-lspe chaitjo/learning-tsp
-    MinkaiXu/ConfVAE-ICML21 divelab/MoleculeX kexinhuang12345/DeepPurpose microsoft/protein-
-    sequence-models usnistgov/alignn snap-stanford/deepsnap kathrinse/TabSurvey
+    yihaosun1124/OfflineRL-Kit polixir/OfflineRL hijkzzz/pymarl2 cyanrain7/TRPO-in-MARL Lizhi-sjtu/MARL-code-pytorch TonghanWang/RODE vijaydwivedi75/gnn-lspe chaitjo/learning-tsp
+    MinkaiXu/ConfVAE-ICML21 divelab/MoleculeX kexinhuang12345/DeepPurpose microsoft/protein-sequence-models usnistgov/alignn snap-stanford/deepsnap kathrinse/TabSurvey
     antoyang/FrozenBiLM
 """)
 FRESH43 = _repositories("""
     QitaoZhao/PoseFormerV2 jfzhang95/PoseAug xmindflow/deformableLKA city-super/Scaffold-GS
     donydchen/mvsplat VITA-Group/LightGaussian Anttwo/SuGaR sunset1995/DirectVoxGO
-    xxlong0/SparseNeuS eladrich/latent-nerf gwang-kim/DiffusionCLIP mit-han-lab/data-efficient-
-    gans XuJiacong/PIDNet MichaelFan01/STDC-Seg microsoft/DynamicHead vsitzmann/light-field-
-    networks ydhongHIT/DDRNet noahcao/OC_SORT ruinmessi/ASFF diningphil/gnn-comparison
+    xxlong0/SparseNeuS eladrich/latent-nerf gwang-kim/DiffusionCLIP mit-han-lab/data-efficient-gans XuJiacong/PIDNet MichaelFan01/STDC-Seg microsoft/DynamicHead vsitzmann/light-field-networks ydhongHIT/DDRNet noahcao/OC_SORT ruinmessi/ASFF diningphil/gnn-comparison
     guanjq/targetdiff microsoft/protein-frame-flow texttron/tevatron THUDM/P-tuning-v2 THUDM/HGB
-    chao1224/GraphMVP chao1224/MoleculeSTM Vegetebird/StridedTransformer-Pose3D paTRICK-
-    swk/P-STMO
+    chao1224/GraphMVP chao1224/MoleculeSTM Vegetebird/StridedTransformer-Pose3D paTRICK-swk/P-STMO
 """)
 FRESH44 = _repositories("""
     ActiveVisionLab/nerfmm zhengqili/Neural-Scene-Flow-Fields gaochen315/DynamicNeRF
-    seongjunyun/Graph_Transformer_Networks acbull/pyHGT princeton-nlp/MeZO LeeSureman/Flat-
-    Lattice-Transformer jnhwkim/ban-vqa zju3dv/EasyVolcap zju3dv/street_gaussians
+    seongjunyun/Graph_Transformer_Networks acbull/pyHGT princeton-nlp/MeZO LeeSureman/Flat-Lattice-Transformer jnhwkim/ban-vqa zju3dv/EasyVolcap zju3dv/street_gaussians
     zju3dv/EfficientLoFTR zju3dv/instant-nvr zju3dv/animatable_nerf zju3dv/mlp_maps
     hongsukchoi/3DCrowdNet_RELEASE hongfz16/HCMoCo Jeff-sjtu/NIKI jby1993/SelfReconCode
     NVlabs/BundleSDF NVlabs/DiffPure NVlabs/few-shot-vid2vid NVlabs/planercnn NVlabs/UMR
     NVlabs/SCOPS hustvl/EVF-SAM hustvl/LightningDiT lightaime/deep_gcns_torch THUDM/ImageReward
+""")
+FRESH45 = _repositories("""
+    junyuchen245/TransMorph_Transformer_for_Medical_Image_Registration andreas128/SRFlow
+    KidsWithTokens/Medical-SAM-Adapter csjliang/LPTN kwuking/TimeMixer Y-debug-sys/Diffusion-TS
+    westlake-repl/IDvs.MoRec Anjok07/ultimatevocalremovergui wgcban/ChangeFormer
+    WangLibo1995/GeoSeg likyoo/change_detection.pytorch happyharrycn/actionformer_release
+    kenziyuliu/MS-G3D v-iashin/video_features molecularsets/moses chaitjo/geometric-gnn-dojo
+    wengong-jin/iclr19-graph2graph AllenXiangX/SnowflakeNet juliusfrost/dreamer-pytorch
+    snu-mllab/EDAC facebookresearch/denoised_mdp naszilla/tabzilla hengruizhang98/tabsyn
+    sunshineatnoon/LinearStyleTransfer hzwer/arXiv2020-RIFE JingyunLiang/MANet
+    hit-thusz-RookieCJ/FullSubNet-plus santi-pdp/segan_pytorch
 """)
 
 SETS = {
@@ -646,7 +650,7 @@ SETS = {
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
-    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44,
+    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45,
 }
 
 
