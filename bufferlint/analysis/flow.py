@@ -69,6 +69,37 @@ def _walk(stmt: cst.BaseStatement, index: int, top: cst.BaseStatement, nested: b
                 break
 
 
+Arms = tuple[tuple[int, int], ...]  # (id of an `if`, which arm of it: 0 the body, 1 the rest)
+
+
+def branch_arms(function: cst.FunctionDef) -> dict[int, Arms]:
+    """For each simple statement of `function` (by id), the arms of the `if`s it sits in: two
+    statements in different arms of one `if` never both run (`if trainable: w = nn.Parameter(w)`
+    / `else: register_buffer("w", w)`)."""
+    found: dict[int, Arms] = {}
+    stack: list[tuple[cst.BaseStatement, Arms]] = [(statement, ()) for statement in body_statements(function.body)]
+    while stack:
+        statement, arms = stack.pop()
+        kind = type(statement)
+        if kind is cst.SimpleStatementLine:
+            for small in statement.body:  # type: ignore[attr-defined]
+                found[id(small)] = arms
+        elif kind is cst.If:
+            stack.extend((inner, (*arms, (id(statement), 0))) for inner in body_statements(statement.body))  # type: ignore[attr-defined]
+            orelse = statement.orelse  # type: ignore[attr-defined]
+            rest = [orelse] if type(orelse) is cst.If else body_statements(orelse.body) if orelse is not None else []
+            stack.extend((inner, (*arms, (id(statement), 1))) for inner in rest)
+        elif kind is not cst.FunctionDef and kind is not cst.ClassDef:
+            stack.extend((inner, arms) for child in child_suites(statement) for inner in body_statements(child))
+    return found
+
+
+def exclusive(first: Arms, second: Arms) -> bool:
+    """Whether statements in these arms sit in different arms of one `if`."""
+    taken = dict(first)
+    return any(taken.get(node, arm) != arm for node, arm in second)
+
+
 def child_suites(stmt: cst.BaseStatement) -> Iterator[cst.BaseSuite]:
     """The blocks of a compound statement, in source order."""
     for attr in ("body", "orelse", "finalbody"):

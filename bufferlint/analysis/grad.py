@@ -13,7 +13,7 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.flow import iter_sites, self_name
+from bufferlint.analysis.flow import branch_arms, exclusive, iter_sites, self_name
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import nodes_of
 
@@ -159,12 +159,15 @@ class GradInference:
         return name == "torch.set_grad_enabled" and bool(item.args) and is_literal(item.args[0].value, "False")
 
     def locals_before(self, function: cst.FunctionDef, stop: cst.BaseSmallStatement) -> dict[str, str]:
-        """Local names that hold grad-requiring tensors when `stop` runs (source order)."""
+        """Local names that hold grad-requiring tensors when `stop` runs (source order; not what
+        another arm of an `if` around `stop` binds: that arm did not run)."""
         found: dict[str, str] = {}
+        arms = branch_arms(function)
+        at_stop = arms.get(id(stop), ())
         for site in iter_sites(function):
             if site.small is stop:
                 break
-            if isinstance(site.small, cst.Assign):
+            if isinstance(site.small, cst.Assign) and not exclusive(arms.get(id(site.small), ()), at_stop):
                 reason = self.reason(site.small.value, found)
                 for target in site.small.targets:
                     if isinstance(target.target, cst.Name):
