@@ -321,7 +321,7 @@ def test_show_settings_names_the_file_and_what_it_resolves_to(tmp_path: Path, ca
     assert main(["--show-settings", "--extend-select", "BUF006", "tests/t.py"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:3] == ["Path: tests/t.py", f"Configuration: {tmp_path / 'pyproject.toml'}", f"Project root: {tmp_path}"]
-    assert "Enabled rules: BUF001, BUF003, BUF005, BUF006, BUF007, BUF008, BUF009" in lines
+    assert "Enabled rules: BUF001, BUF003, BUF005, BUF006, BUF008" in lines
     assert "ignore for this path: ['BUF002', 'BUF001']" in lines
 
 

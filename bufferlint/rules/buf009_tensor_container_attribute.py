@@ -59,6 +59,7 @@ class TensorContainerAttribute(Rule):
 
     code = "BUF009"
     name = "tensor-container-attribute"
+    default_enabled = False  # blind precision on fresh code below 95% (docs/survey.md, round 46)
     skips_export_files = True
     skips_test_files = True
     summary = "Tensors inside a list/tuple/dict attribute are never moved with the module"
