@@ -643,6 +643,15 @@ FRESH45 = _repositories("""
     sunshineatnoon/LinearStyleTransfer hzwer/arXiv2020-RIFE JingyunLiang/MANet
     hit-thusz-RookieCJ/FullSubNet-plus santi-pdp/segan_pytorch
 """)
+FRESH46 = _repositories("""
+    kkteru/grail ChenRocks/fast_abs_rl TengdaHan/CoCLR williamSYSU/TextGAN-PyTorch
+    skyhehe123/SA-SSD microsoft/multiview-human-pose-estimation-pytorch ilovepose/DarkPose
+    microsoft/VQ-Diffusion XPixelGroup/DiffBIR MILVLG/openvqa liuyuan-pal/NeuRay
+    Khrylx/AgentFormer Vegeta2020/SE-SSD hailanyi/VirConv LorrinWWW/two-are-better-than-one
+    nlpyang/hiersumm noahzn/Lite-Mono KinWaiCheuk/nnAudio fschmid56/EfficientAT thuml/Transolver
+    hushell/pmf_cvpr22 NVlabs/traffic-behavior-simulation zyzisyz/mfa_conformer
+    migalkin/NodePiece Sense-GVT/DeCLIP brandstetter-johannes/MP-Neural-PDE-Solvers
+""")
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -650,7 +659,7 @@ SETS = {
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
-    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45,
+    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46,
 }
 
 
