@@ -35,6 +35,16 @@ class ParentMap(Protocol):
     def get(self, node: cst.CSTNode) -> Optional[cst.CSTNode]: ...
 
 
+def is_cuda_literal(expr: cst.BaseExpression, qualify: Qualify) -> bool:
+    """`"cuda"`, `"cuda:0"`, `torch.device("cuda")`, `torch.device("cuda", 0)`."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
+    if isinstance(expr, cst.Call) and qualify(expr.func) == "torch.device" and expr.args:
+        return is_cuda_literal(expr.args[0].value, qualify)
+    return False
+
+
 def decides_on_cuda(test: cst.BaseExpression) -> bool:
     """A test that chooses by CUDA: a name or attribute spelling cuda/gpu (`is_available` too),
     or a device type compared with a string (`device.type == "cpu"`)."""

@@ -19,6 +19,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind, tensor_params
 from bufferlint.analysis.containers import IN_PLACE_METHODS
+from bufferlint.analysis.cuda_intent import is_cuda_literal
 from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.item_changes import ItemChanges, item_changes
@@ -794,16 +795,6 @@ def input_params(func: cst.FunctionDef, inference: TensorInference) -> list[str]
         if name in annotated or (param.annotation is None and (param.default is None or is_none(param.default))):
             names.append(name)
     return names
-
-
-def is_cuda_literal(expr: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
-    """`"cuda"`, `"cuda:0"`, `torch.device("cuda")`, `torch.device("cuda", 0)`."""
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-        value = expr.evaluated_value
-        return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
-    if isinstance(expr, cst.Call) and qualify(expr.func) == "torch.device" and expr.args:
-        return is_cuda_literal(expr.args[0].value, qualify)
-    return False
 
 
 def _param_names(func: cst.FunctionDef) -> list[str]:

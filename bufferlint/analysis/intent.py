@@ -21,6 +21,7 @@ from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.moved_attrs import called_attributes
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.named_device import fixed_device_names, on_named_device
+from bufferlint.analysis.optimizer_builds import OPTIMIZER_CLASSES
 from bufferlint.analysis.tensors import Scope
 from bufferlint.analysis.walk import callee_name, is_name, nodes_of
 
@@ -465,13 +466,11 @@ def _optimised_in(func: cst.FunctionDef, me: Optional[str], attr: str) -> bool:
     """`func` hands `self.<attr>` to an optimizer (`torch.optim.Adam([self.lam], ...)`)."""
     for call in nodes_of(func.body, cst.Call):
         name = dotted_name(call.func) or ""
-        optimizer = name.startswith(("torch.optim.", "optim.")) or name.rsplit(".", 1)[-1] in _OPTIMIZERS
+        optimizer = name.startswith(("torch.optim.", "optim.")) or name.rsplit(".", 1)[-1] in OPTIMIZER_CLASSES
         if optimizer and any(_mentions_self_attr(arg.value, me, attr) for arg in call.args):
             return True
     return False
 
-
-_OPTIMIZERS = frozenset("SGD Adam AdamW Adagrad Adadelta Adamax RMSprop LBFGS NAdam RAdam".split())
 
 
 def _lazy_on_own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:

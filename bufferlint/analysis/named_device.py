@@ -36,8 +36,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
 from bufferlint.analysis.flow import StatementSite, self_name, stored_names
-from bufferlint.analysis.cuda_intent import decides_on_cuda
-from bufferlint.analysis.forward import is_cuda_literal
+from bufferlint.analysis.cuda_intent import Qualify, decides_on_cuda, is_cuda_literal
 from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.walk import nodes_of
 
@@ -67,7 +66,7 @@ def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[
     return True
 
 
-def built_on_cuda(defining: AttrAssignment, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def built_on_cuda(defining: AttrAssignment, qualify: Qualify) -> bool:
     """`self.t = torch.zeros(n).cuda()` (or `device="cuda"`, `.to("cuda:0")`, or a local built so
     and sliced: `rows = torch.from_numpy(a).cuda(); self.t = rows[:, 1:]`), unconditionally in
     `__init__`: whatever the module is moved to, it cannot be built without a GPU. A choice
@@ -99,7 +98,7 @@ def _unconditional(site: StatementSite) -> bool:
     return True
 
 
-def _pins_cuda(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _pins_cuda(value: cst.BaseExpression, qualify: Qualify) -> bool:
     if nodes_of(value, cst.IfExp):
         return False
     for call in nodes_of(value, cst.Call):

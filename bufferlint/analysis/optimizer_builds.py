@@ -26,7 +26,8 @@ import ast
 import re
 from typing import Iterator, Optional, Union
 
-_OPTIMIZER_CLASSES = frozenset(
+# torch.optim's optimizers and the common ones outside it, by class name
+OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adagrad Adadelta Adamax RMSprop Rprop ASGD LBFGS NAdam RAdam SparseAdam "
     "Lion Lamb LAMB Adafactor AdamP FusedAdam FusedLAMB Novograd".split()
 )
@@ -44,7 +45,7 @@ Build = tuple[str, int, bool]
 # Text that may start a build (`Adam(`, `build_optimizer(`, `optimizers[name](`) or define a
 # builder: only the functions holding such a line are walked.
 _BUILD_TEXT = re.compile(
-    rb"(?:[Oo]ptim\w*|\b(?:" + "|".join(sorted(_OPTIMIZER_CLASSES)).encode() + rb"))[ \t]*(?:\[[^\]\n]*\][ \t]*)?\("
+    rb"(?:[Oo]ptim\w*|\b(?:" + "|".join(sorted(OPTIMIZER_CLASSES)).encode() + rb"))[ \t]*(?:\[[^\]\n]*\][ \t]*)?\("
 )
 _BUILDER_DEF = re.compile(rb"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w*[Oo]ptim\w*)")
 
@@ -107,7 +108,7 @@ def _build_name(call: ast.Call) -> Optional[str]:
     dotted = _dotted(func)
     if name is None or name in _OPTIMIZER_METHODS or _NOT_BUILD_MODULES & set(dotted.split(".")):
         return None
-    if name in _OPTIMIZER_CLASSES or dotted.startswith(("torch.optim.", "optim.")) or "optim" in name.lower():
+    if name in OPTIMIZER_CLASSES or dotted.startswith(("torch.optim.", "optim.")) or "optim" in name.lower():
         return name
     return None
 
@@ -178,5 +179,5 @@ def _tests_grad(node: ast.AST) -> bool:
 def trainable_only(builds: list[Build], builders: set[str]) -> bool:
     """Every optimizer the project builds is given only parameters that require grad (and it
     builds one): none of them ever held a frozen parameter."""
-    relevant = [build for build in builds if build[0] in _OPTIMIZER_CLASSES or build[0] not in builders]
+    relevant = [build for build in builds if build[0] in OPTIMIZER_CLASSES or build[0] not in builders]
     return bool(relevant) and all(filtered for _, _, filtered in relevant)

@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
-from bufferlint.analysis.cuda_intent import cuda_on_purpose, distributed_design, offloaded
+from bufferlint.analysis.cuda_intent import cuda_on_purpose, distributed_design, is_cuda_literal, offloaded
 from bufferlint.analysis.torch_api import is_stateless_layer
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.file import FileAnalysis
@@ -23,7 +23,6 @@ from bufferlint.analysis.forward import (
     PathMethod,
     Target,
     forward_facts,
-    is_cuda_literal,
     self_attr_root,
 )
 from bufferlint.fixes.forward import Parents, device_of, replace_arg_value, with_device, with_keyword_value, without_keyword
