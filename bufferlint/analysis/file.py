@@ -245,6 +245,12 @@ class FileAnalysis:
         return any(name.startswith(("test", "Test")) for name in (*defined, *self._left_out_functions))
 
     @cached_property
+    def function_names(self) -> frozenset[str]:
+        """The top-level functions of the file, by name (those pruning left out too)."""
+        defined = (s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef))
+        return frozenset((*defined, *self._left_out_functions))
+
+    @cached_property
     def export_format(self) -> Optional[str]:
         """The format the file's modules are written to be exported to (`model_onnx.py`: "onnx"),
         or None. Their devices are the tracer's business: no device finding is anyone's to act on.

@@ -514,20 +514,35 @@ def handed_over(info: ClassInfo, attr: str, analysis: FileAnalysis) -> Optional[
 
 
 def _constructor_calls(analysis: FileAnalysis) -> list[tuple[cst.Call, str]]:
-    """Calls of the file to a class (a module class, or any capitalised name), found once per file."""
+    """Calls of the file to a class (a module class, or any capitalised name that is no function
+    of the run: `MultiModal_loss(pred, self.w)` computes and keeps nothing), found once per file."""
     found: Optional[list[tuple[cst.Call, str]]] = analysis.__dict__.get(_CONSTRUCTORS_ATTR)
     if found is None:
         found = []
+        functions = analysis.function_names
         for call in nodes_of(analysis.module, cst.Call):
             callee = dotted_name(call.func)
-            if callee is not None and (callee.rpartition(".")[2][:1].isupper() or analysis.resolver.is_module_call(call)):
-                if not callee.rpartition(".")[2].endswith(("Tensor", "Parameter", "Buffer", "Size")):
-                    found.append((call, callee))
+            if callee is None:
+                continue
+            module_call = analysis.resolver.is_module_call(call)
+            if not module_call and (not callee.rpartition(".")[2][:1].isupper() or _is_function(analysis, call, callee, functions)):
+                continue
+            if not callee.rpartition(".")[2].endswith(("Tensor", "Parameter", "Buffer", "Size")):
+                found.append((call, callee))
         analysis.__dict__[_CONSTRUCTORS_ATTR] = found
     return found
 
 
 _CONSTRUCTORS_ATTR = "_bufferlint_constructor_calls"
+
+
+def _is_function(analysis: FileAnalysis, call: cst.Call, callee: str, functions: frozenset[str]) -> bool:
+    """A function of this file, or a top-level function of another file of the run that the
+    call's name resolves to."""
+    if callee in functions:
+        return True
+    qualified = analysis.inference.qualify(call.func)
+    return qualified is not None and analysis.project.is_function(qualified)
 
 
 _WEIGHT_NAME = re.compile(r"^_?(weight|bias|w|b)$|_(weight|bias)$", re.IGNORECASE)

@@ -1421,6 +1421,13 @@ class ProjectFacts:
                 queue.append(base)
         return False
 
+    def is_function(self, qualified: str) -> bool:
+        """Whether an import's dotted name (`tbsim.utils.loss_utils.Loss_fn`) names a top-level
+        function of the run, also where the run's module names drop the folders above the first
+        `__init__.py` (`utils.loss_utils.Loss_fn`)."""
+        parts = qualified.split(".")
+        return any(".".join(parts[start:]) in self.functions for start in range(len(parts) - 1))
+
     def may_unfreeze(self, attr: str) -> Optional[str]:
         """Where the project turns `requires_grad` on for a parameter named `attr`: by that name, or
         through a filter over parameter names in a file whose strings hold it (`"adapter_bias"`)."""
