@@ -23,6 +23,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint import prechecked, prefilter
 from bufferlint.config import Settings
 from bufferlint.fixes.apply import EditApplier, apply_fixes, compatible_fixes
+from bufferlint.fixes.dead_imports import orphaned_import_edits
 from bufferlint.fixes.dead_locals import orphaned_local_edits
 from bufferlint.model import Finding, Fix, Position, Replace, without_fixes
 from bufferlint.noqa import NoqaMap
@@ -270,7 +271,7 @@ def _fix_rounds(
         fixes = compatible_fixes([f.fix for f in fixable if f.fix is not None])
         settled = _settled(fixable, fixes)
         allowed = _allowed_after(module, findings, settled)
-        text = _text(_without_orphans(module, apply_fixes(module, fixes)), as_text)
+        text = _text(_without_orphans(module, apply_fixes(module, fixes), _is_package(filename)), as_text)
         try:
             module = parse(text)
         except SourceError as error:
@@ -283,10 +284,15 @@ def _fix_rounds(
     return module, findings, max(fixed, found - len(findings))
 
 
-def _without_orphans(before: cst.Module, after: cst.Module) -> cst.Module:
-    """`after` without the locals that the round's fixes left unread (fixes/dead_locals.py)."""
-    edits = orphaned_local_edits(before, after)
+def _without_orphans(before: cst.Module, after: cst.Module, package: bool) -> cst.Module:
+    """`after` without the locals and imports that the round's fixes left unread
+    (fixes/dead_locals.py, fixes/dead_imports.py)."""
+    edits = [*orphaned_local_edits(before, after), *orphaned_import_edits(before, after, package)]
     return after.visit(EditApplier(edits)) if edits else after
+
+
+def _is_package(filename: str) -> bool:
+    return os.path.basename(filename) == "__init__.py"
 
 
 def _settled(fixable: list[Finding], chosen: list[Fix]) -> list[Finding]:
