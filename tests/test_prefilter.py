@@ -169,6 +169,7 @@ def test_a_project_base_counts_only_as_a_whole_name(as_bytes: bool) -> None:
     bases = ("pkg.layers.Layer",)
     subclass = "from pkg.layers import Layer\n\n\nclass Head(Layer):\n    pass\n"
     lookalike = "from pkg.config import LayerNormConfig\n\n\nclass Head(LayerNormConfig):\n    pass\n"
+
     def text(source: str) -> prefilter.Source:
         return source.encode() if as_bytes else source
     assert prefilter.text_gate(text(subclass), ("torch",), bases)

@@ -65,14 +65,14 @@ _LAYER_OWNED = re.compile(
     r"^(weight|bias|running_mean|running_var|num_batches_tracked|in_proj_\w+|[qkv]_proj_weight|bias_[kv]"
     r"|weight_(g|v|u|orig|mask|fake_quant)|(weight|bias)_(ih|hh|hr)_l\d\w*|\w*_fake_quant|activation_post_process)$"
 )
+# Tensor attributes that describe rather than alias (`self.lin.weight.shape`).
+_METADATA_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad layout".split())
+_LARGE_MAGNITUDE = 65504.0  # float16 max: larger magnitudes become inf under .half()
 
 
 def layer_owned(info: ClassInfo, attr: str) -> bool:
     """The class derives from a torch.nn layer, which (or torch.nn.utils on it) may own `attr`."""
     return info.is_layer_subclass and _LAYER_OWNED.match(attr) is not None
-# Tensor attributes that describe rather than alias (`self.lin.weight.shape`).
-_METADATA_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad layout".split())
-_LARGE_MAGNITUDE = 65504.0  # float16 max: larger magnitudes become inf under .half()
 
 
 @dataclass

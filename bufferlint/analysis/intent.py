@@ -472,7 +472,6 @@ def _optimised_in(func: cst.FunctionDef, me: Optional[str], attr: str) -> bool:
     return False
 
 
-
 def _lazy_on_own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
     """Built once, on first use, straight onto the device of the module's own tensors
     (`if self.idx is None: self.idx = torch.tensor(..., device=self.vars.device)`): there is no

@@ -26,6 +26,8 @@ import ast
 import re
 from typing import Iterator, Optional, Union
 
+from bufferlint.analysis.ast_reading import called_name, nodes_on_lines
+
 # torch.optim's optimizers and the common ones outside it, by class name
 OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adagrad Adadelta Adamax RMSprop Rprop ASGD LBFGS NAdam RAdam SparseAdam "
@@ -73,15 +75,7 @@ def _scopes(tree: ast.Module, lines: set[int]) -> Iterator[Function]:
     if not lines:
         return
     yield tree
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", None) or 0
-        if not any(first <= line <= last for line in lines):
-            continue
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    yield from (node for node in nodes_on_lines(tree, lines) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
 def _calls(scope: Function) -> Iterator[ast.Call]:
@@ -102,22 +96,14 @@ def _own_nodes(scope: Function) -> Iterator[ast.AST]:
 def _build_name(call: ast.Call) -> Optional[str]:
     func = call.func
     if isinstance(func, ast.Subscript):
-        table = _last_name(func.value)
+        table = called_name(func.value)
         return table if table is not None and "optim" in table.lower() else None
-    name = _last_name(func)
+    name = called_name(func)
     dotted = _dotted(func)
     if name is None or name in _OPTIMIZER_METHODS or _NOT_BUILD_MODULES & set(dotted.split(".")):
         return None
     if name in OPTIMIZER_CLASSES or dotted.startswith(("torch.optim.", "optim.")) or "optim" in name.lower():
         return name
-    return None
-
-
-def _last_name(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
     return None
 
 
@@ -153,7 +139,7 @@ def _parameter_reads(node: ast.AST) -> tuple[bool, bool]:
     """(reads `.parameters()` outside a filter, holds a filter testing `requires_grad`)."""
     if _is_filter(node):
         return False, True
-    if isinstance(node, ast.Call) and _last_name(node.func) in _PARAMETER_LISTS:
+    if isinstance(node, ast.Call) and called_name(node.func) in _PARAMETER_LISTS:
         return True, False
     bare, filters = False, False
     for child in ast.iter_child_nodes(node):

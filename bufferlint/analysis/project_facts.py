@@ -32,6 +32,7 @@ from functools import cached_property, partial
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from bufferlint.analysis import holder_casts
+from bufferlint.analysis.ast_reading import called_name, nodes_on_lines
 from bufferlint.analysis.optimizer_builds import Build, optimizer_builds, trainable_only
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.torch_api import is_module_base
@@ -622,7 +623,7 @@ class _ClassReader:
         given (`nn.Sequential(PE(...))`, `nn.ModuleList([Block() for _ in range(n)])`)."""
         kind = type(value)
         if kind is ast.Call:
-            name = _called_name(value.func)  # type: ignore[attr-defined]
+            name = called_name(value.func)  # type: ignore[attr-defined]
             if name is not None and name.lstrip("_")[:1].isupper():  # `_ProposalLayer(...)` too
                 self.holds.add(name)
             if depth < 3:
@@ -852,7 +853,7 @@ def _creates_state(init: ast.FunctionDef) -> bool:
     for stmt in _statements(init.body):
         if type(stmt) is ast.Assign and type(stmt.value) is ast.Call:  # type: ignore[attr-defined]
             if any(type(t) is ast.Attribute and _is_name(t.value, me or "") for t in stmt.targets):  # type: ignore[attr-defined]
-                name = _called_name(stmt.value.func)  # type: ignore[attr-defined]
+                name = called_name(stmt.value.func)  # type: ignore[attr-defined]
                 if name is not None and name[:1].isupper():
                     return True
     return False
@@ -903,14 +904,6 @@ def _literal(node: ast.expr) -> Optional[str]:
     return node.value if type(node) is ast.Constant and isinstance(node.value, str) else None  # type: ignore[attr-defined]
 
 
-def _called_name(func: ast.expr) -> Optional[str]:
-    if type(func) is ast.Name:
-        return func.id  # type: ignore[attr-defined]
-    if type(func) is ast.Attribute:
-        return func.attr  # type: ignore[attr-defined]
-    return None
-
-
 # -- the file's text ----------------------------------------------------------------------------------
 def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optional[int]]:
     """Names whose `requires_grad` is turned on (`<x>.<name>.requires_grad = True`), and the line
@@ -925,7 +918,7 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
     names: set[str] = set()
     anonymous = [_line_of(source, m.start()) for m in _UNFREEZE_HELPERS.finditer(source)]
     lines = {_line_of(source, m.start()) for m in _UNFREEZE_SITE.finditer(source)}
-    for node in _nodes_on_lines(tree, lines):
+    for node in nodes_on_lines(tree, lines):
         receiver = _turned_on(node)
         if receiver is None:
             continue
@@ -970,18 +963,6 @@ def _string_constants(tree: ast.Module) -> tuple[str, ...]:
 _KEY_WORD = re.compile(r"[\w.]*[A-Za-z_][\w.]*\Z")
 
 
-def _nodes_on_lines(tree: ast.Module, lines: set[int]) -> Iterator[ast.AST]:
-    """The nodes of the statements that span one of `lines` (the rest of the file is not walked)."""
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-        if first is not None and last is not None and not any(first <= line <= last for line in lines):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
 def _turned_on(node: ast.AST) -> Optional[ast.expr]:
     """The receiver whose requires_grad `node` turns on (`r.requires_grad = v`, `r.requires_grad_(v)`), or None."""
     if isinstance(node, ast.Assign):
@@ -1010,7 +991,7 @@ def _only_given_false(tree: ast.Module, node: ast.AST) -> bool:
         return False
     index = names.index(value.id)
     defaults = dict(zip(names[len(names) - len(func.args.defaults):], func.args.defaults))
-    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _called_name(c.func) == func.name]
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and called_name(c.func) == func.name]
     given = [_argument(call, index - (1 if _is_method_call(call) else 0), value.id) or defaults.get(value.id) for call in calls]
     return bool(calls) and all(g is not None and _is_false(g) for g in given)
 
@@ -1071,7 +1052,7 @@ def _builds_own_parameter(tree: ast.Module, node: ast.AST, name: str) -> bool:
         if (
             isinstance(assign, ast.Assign) and assign.lineno < node.lineno  # type: ignore[attr-defined]
             and any(isinstance(t, ast.Name) and t.id == name for t in assign.targets)
-            and isinstance(assign.value, ast.Call) and _called_name(assign.value.func) == "Parameter"
+            and isinstance(assign.value, ast.Call) and called_name(assign.value.func) == "Parameter"
         ):
             return True
     return False
