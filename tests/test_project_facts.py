@@ -978,3 +978,73 @@ def test_a_resumed_optimizer_given_only_trainable_parameters_never_held_a_frozen
     findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
     assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]
     assert ("the project restores optimizer state (" in findings[0]["message"]) is (fix == "none")
+
+
+MASKED_BLOCKS = MODEL_HEAD + (
+    "\n\nclass Block(nn.Module):\n"
+    "    def __init__(self, width: int, mask: torch.Tensor = None):\n"
+    "        super().__init__()\n"
+    "        self.attn = nn.MultiheadAttention(width, 2)\n"
+    "        self.mask = mask\n\n"
+    "    def forward(self, x):\n"
+    "        self.mask = self.mask.to(device=x.device) if self.mask is not None else None\n"
+    "        return x + self.attn(x, x, x, need_weights=False, attn_mask=self.mask)[0]\n"
+    "\n\nclass Stack(nn.Module):\n"
+    "    def __init__(self, width: int, depth: int, mask: torch.Tensor = None):\n"
+    "        super().__init__()\n"
+    "        self.blocks = nn.Sequential(*[Block(width, mask) for _ in range(depth)])\n\n"
+    "    def forward(self, x):\n"
+    "        return self.blocks(x)\n"
+)
+TOWER_HEAD = MODEL_HEAD + "from pkg.blocks import Stack\n\n\nclass Tower(nn.Module):\n    def __init__(self, width=8):\n        super().__init__()\n"
+TOWER_TAIL = "\n    def forward(self, x):\n        return self.stack(x)\n"
+
+
+@pytest.mark.parametrize(
+    ("tower", "expected"),
+    [
+        (TOWER_HEAD + "        self.stack = Stack(width, 2)\n" + TOWER_TAIL, []),
+        (TOWER_HEAD + "        self.stack = Stack(width, 2, mask=None)\n" + TOWER_TAIL, []),
+        (TOWER_HEAD + "        self.stack = Stack(width, 2, torch.ones(2, 2).bool())\n" + TOWER_TAIL,
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        (TOWER_HEAD + "        self.stack = Stack(width, 2, mask=torch.ones(2, 2).bool())\n" + TOWER_TAIL,
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        (TOWER_HEAD + "        options = {'mask': None}\n        self.stack = Stack(width, 2, **options)\n" + TOWER_TAIL,
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        (TOWER_HEAD + "        self.stack = Stack(width, 2)\n        self.kind = Stack\n" + TOWER_TAIL,
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        (TOWER_HEAD.replace("import Stack", "import Stack as Layers") + "        self.stack = Layers(width, 2, None)\n" + TOWER_TAIL,
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+    ],
+    ids=["left-out", "given-none", "given-by-position", "given-by-keyword", "star-arguments", "handed-around", "renamed"],
+)
+def test_an_argument_no_file_of_the_run_gives(tower: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A block stores an optional mask its stack passes down; the stack is built in another file.
+    Where every call there leaves the mask out or passes None, every instance holds None and no
+    finding is made; a call that gives one, may give one (`**options`), or a use of the class the
+    file's calls do not show (handed around, imported under another name) keeps the findings."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/blocks.py": MASKED_BLOCKS, "pkg/tower.py": tower})
+    assert _summary(_findings(capsys, root)) == expected
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"pkg/__init__.py": "from .blocks import Stack\n"}, [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ({"pkg/__init__.py": "", "pkg/registry.py": "from pkg import blocks\n\n\ndef build(name, **kw):\n    return getattr(blocks, name)(**kw)\n"},
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ({"pkg/__init__.py": "", "pkg/text.py": "from pkg.blocks import Stack\n\n\ndef text_stack(mask):\n    return Stack(8, 2, mask)\n"},
+         [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]),
+        ({"pkg/__init__.py": "", "pkg/other.py": MODEL_HEAD + "\n\nclass Stack(nn.Module):\n    def __init__(self, mask=None):\n        super().__init__()\n\n\ndef text_stack(mask):\n    return Stack(mask)\n"},
+         []),
+    ],
+    ids=["re-exported", "module-handed-around", "a-second-caller-gives-it", "another-class-of-that-name"],
+)
+def test_an_argument_never_given_needs_every_caller(files: dict[str, str], expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The proof needs every way the run may build the class: a package that re-exports it (its
+    users build it), its module handed around as a value, or a second caller that passes a mask
+    keep the findings; a call of another class that shares the name does not."""
+    tower = TOWER_HEAD + "        self.stack = Stack(width, 2)\n" + TOWER_TAIL
+    root = _project(tmp_path, {"pkg/blocks.py": MASKED_BLOCKS, "pkg/tower.py": tower, **files})
+    assert _summary(_findings(capsys, root)) == expected
+

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised
+from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised, tensor_params
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder, HostPartner
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
@@ -117,7 +117,8 @@ class ClassAttributes:
             return None
         tensors = [a for a in info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
         given = {p.name.value for p in (*info.init.params.params[1:], *info.init.params.kwonly_params)}
-        if not tensors or not all(_given_or_placed(a.value, given) for a in tensors):  # type: ignore[arg-type]
+        handed = tensor_params(info.init, self.analysis.inference)
+        if not tensors or not all(_given_or_placed(a.value, given, handed) for a in tensors):  # type: ignore[arg-type]
             return None
         return f"every {info.name} the project builds is called once and dropped, and `{attr}` comes from what that call hands in"
 
@@ -366,15 +367,19 @@ _ATTRIBUTES_ATTR = "_bufferlint_class_attributes"
 _FAMILY_ATTR = "_bufferlint_family"
 
 
-def _given_or_placed(value: cst.BaseExpression, given: set[str]) -> bool:
+def _given_or_placed(value: cst.BaseExpression, given: set[str], handed: set[str]) -> bool:
     """The value is a constructor argument read as a tensor (`content.mean(...)`, or stored as
-    it is), or is placed on a device the call names (`device=device`, `.to(device)`, with
-    `device` an argument); an argument used as a size (`torch.ones(n) / n`) or a dtype is not."""
+    it is), is built by a call handed an argument annotated as a tensor (`make_grid(x_min, ...)`
+    with `x_min: torch.Tensor`), or is placed on a device the call names (`device=device`,
+    `.to(device)`, with `device` an argument); an argument used as a size (`torch.ones(n) / n`)
+    or a dtype is not."""
     if isinstance(value, cst.Name) and value.value in given:
         return True
     if any(isinstance(n.value, cst.Name) and n.value.value in given for n in nodes_of(value, cst.Attribute)):
         return True
     for call in nodes_of(value, cst.Call):
+        if any(isinstance(arg.value, cst.Name) and arg.value.value in handed for arg in call.args):
+            return True
         targets = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"]
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda") and call.args and call.args[0].keyword is None:
             targets.append(call.args[0].value)

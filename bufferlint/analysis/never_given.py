@@ -151,15 +151,16 @@ def _rebinds(func: cst.FunctionDef, name: str) -> bool:
 
 def _never_given(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, depth: int) -> bool:
     """Whether no construction of `cls` gives `parameter` (see the module docstring)."""
-    if depth > _MAX_DEPTH or analysis.project.imported_elsewhere(f"{analysis.module_name}.{cls.name.value}"):
-        return False
     init = _init_of(cls)
-    if init is None or parameter not in _none_defaults(init):
-        return False
-    calls = _constructions(analysis, cls)
-    if not calls:
+    if depth > _MAX_DEPTH or init is None or parameter not in _none_defaults(init):
         return False
     position = _position(init, parameter)
+    built_elsewhere = _built_elsewhere(analysis, cls, parameter, position)
+    if built_elsewhere is None:
+        return False
+    calls = _constructions(analysis, cls)
+    if not calls and not built_elsewhere:
+        return False
     for call in calls:
         given = _argument(call, parameter, position)
         if given is None or is_name(given, "None"):
@@ -174,6 +175,18 @@ def _never_given(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, dept
             continue
         if _rebinds(outer_init, given.value) or not _never_given(analysis, outer_class, given.value, depth + 1):
             return False
+    return True
+
+
+def _built_elsewhere(analysis: FileAnalysis, cls: cst.ClassDef, parameter: str, position: Optional[int]) -> Optional[bool]:
+    """Whether other files build `cls` and none of their calls gives `parameter`: False where no
+    import reaches it, None where one may give it or build it unseen (a registered class may be
+    built from a config file the run does not read)."""
+    qualified = f"{analysis.module_name}.{cls.name.value}"
+    if not analysis.project.imported_elsewhere(qualified):
+        return False
+    if cls.decorators or analysis.project.given_elsewhere(qualified, parameter, position) is not False:
+        return None
     return True
 
 

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from bufferlint.analysis import holder_casts
 from bufferlint.analysis.ast_reading import called_name, nodes_on_lines
 from bufferlint.analysis.optimizer_builds import Build, optimizer_builds, trainable_only
+from bufferlint.analysis.constructions import Construction, constructions, gives, only_built
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.torch_api import is_module_base
 
@@ -179,6 +180,10 @@ class FileFacts:
     # reach it), and the names of its functions and methods that say optimizer
     optimizer_builds: tuple[Build, ...] = ()
     optimizer_builders: tuple[str, ...] = ()
+    # calls of capitalised bare names, with what each gives, and the names the file mentions
+    # only in such calls (analysis/constructions.py)
+    constructions: tuple[Construction, ...] = ()
+    only_built: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -187,13 +192,14 @@ class FileFacts:
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
             self.recasts_held, self.set_outside_plain, self.old_torch, self.optimizer_builds, self.optimizer_builders,
+            self.constructions, self.only_built,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
          complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
-         set_plain, old_torch, builds, builders) = data
+         set_plain, old_torch, builds, builders, calls, only) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -207,6 +213,8 @@ class FileFacts:
             old_torch,
             tuple((name, line, filtered) for name, line, filtered in builds),
             tuple(builders),
+            tuple((name, target, tuple(given)) for name, target, given in calls),
+            tuple(only),
         )
 
 
@@ -251,7 +259,9 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
     if b"__all__" in source:
         facts.exports = _exports(tree)
     facts.set_outside, facts.set_outside_plain = _set_from_outside(source, _instance_names(tree))
-    facts.class_mentions = _class_mentions(tree, source, is_test_module(module), package)
+    facts.class_mentions, mentions = _class_mentions(tree, source, is_test_module(module), package)
+    facts.constructions = constructions(tree, source, module if package else module.rpartition(".")[0])
+    facts.only_built = only_built(tree, facts.constructions, mentions)
     if any(word in source for word in _PIN_WORDS):
         facts.old_torch = _first_line(_OLD_TORCH, source)
     if facts.functions:  # only top-level functions are looked up across files
@@ -265,13 +275,14 @@ _CAPITALISED = re.compile(rb"\b[A-Z]\w*")
 _SUPER_OR_TEST = re.compile(rb"\b(?:super\([ \t]*([A-Z]\w*)[ \t]*,|(?:isinstance|issubclass)\([^,()\n]+,[ \t]*([A-Z]\w*)[ \t]*\))")
 
 
-def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package: bool = False) -> tuple[tuple[str, int, int], ...]:
+def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package: bool = False) -> tuple[tuple[tuple[str, int, int], ...], Counter[bytes]]:
     """How often the file's text spells each capitalised word (comments and strings too, so a
     registry that names a class in a string counts), leaving out a class's header, `super(Cls,
     self)`, `isinstance(x, Cls)`, top-level imports and docstrings; and how many of those build
     an instance that is used for calls and dropped (FileFacts.class_mentions); in a test file
     (`test`), those builds are left out of both counts. Counting the text is cheap and errs one way: a mention it cannot
-    place only keeps a class from counting as throwaway."""
+    place only keeps a class from counting as throwaway. Returned with the counts before a test's
+    builds are left out."""
     total = Counter(_CAPITALISED.findall(source))
     if b"super(" in source or b"instance(" in source or b"subclass(" in source:
         for match in _SUPER_OR_TEST.finditer(source):
@@ -285,14 +296,15 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
             if total.get(word, 0) > 0:
                 total[word] -= 1
     throwaway = _throwaway_builds(tree, source, docstring_rows)
+    counted = total.copy() if test else total
     if test:
         # A test that builds a class for one call shows nothing of how users keep it (a
         # library's penalty term is built only by its test): such builds count neither way.
         for name, count in throwaway.items():
-            total[name.encode("ascii")] -= count
+            counted[name.encode("ascii")] -= count
         throwaway = {}
-    mentions = ((word.decode("ascii"), count) for word, count in total.items() if count > 0)
-    return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions))
+    mentions = ((word.decode("ascii"), count) for word, count in counted.items() if count > 0)
+    return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions)), total
 
 
 def _declared_words(tree: ast.Module, package: bool = False) -> Iterator[bytes]:
@@ -1195,6 +1207,10 @@ class ProjectFacts:
         self.set_outside_plain: dict[str, str] = {}  # the same, for plain Python values (`= [1, 2]`)
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
         self.recasts_held: list[tuple[str, str, str, str]] = []  # (holder, attribute, held class's name, `path:line`)
+        # short class name -> (the class a call's import names, what it gives) for every call of
+        # a class another file defines; and the names some file also mentions other than in such calls
+        self.built: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        self.loosely_named: set[str] = set()
         ordered = sorted(files, key=lambda item: item[0])
         for path, facts in ordered:
             self._add(path, facts)
@@ -1234,6 +1250,14 @@ class ProjectFacts:
             self.set_outside_plain.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
         self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
+        for name, target, given in facts.constructions:
+            self.built.setdefault(name, []).append((target, given))
+        only = set(facts.only_built)
+        self.loosely_named.update(name for name, _, _ in facts.class_mentions if name not in only)
+        self.loosely_named.update(name for name, _, _ in facts.constructions if name not in only)
+        # a class a file imports and never calls may be built unseen (through `globals()`)
+        imported = (name.rpartition(".")[2] for name in facts.imports if not name.startswith("*"))
+        self.loosely_named.update(name for name in imported if name[:1].isupper() and name not in only)
         modules = {name.rpartition(".")[0] for name in facts.classes}
         if facts.exports is not None:
             for module in modules:
@@ -1266,6 +1290,8 @@ class ProjectFacts:
                 sorted(self.set_outside_plain.items()),
                 sorted(self.unfreezes_held),
                 sorted(self.recasts_held),
+                sorted(self.built.items()),
+                sorted(self.loosely_named),
             ],
             separators=(",", ":"),
         )
@@ -1289,6 +1315,21 @@ class ProjectFacts:
         module, _, short = qualified.rpartition(".")
         star = f"*{module}" in self.imported and short in self.exports.get(module, (short,))
         return qualified in self.imported or module in self.imported or star
+
+    def given_elsewhere(self, qualified: str, parameter: str, position: Optional[int]) -> Optional[bool]:
+        """Whether a call in another file of the run may give the constructor of `qualified` its
+        `parameter` (at `position`) a value other than None; None when some file may build the
+        class unseen (names it other than in calls, imports its module as a value or `*` from
+        it). A call of another class of the same name is not counted; one whose import names no
+        class of the run (a re-export) is."""
+        module, _, short = qualified.rpartition(".")
+        if short in self.loosely_named or module in self.imported or f"*{module}" in self.imported:
+            return None
+        return any(
+            gives(given, parameter, position)
+            for target, given in self.built.get(short, ())
+            if target == qualified or target not in self.classes
+        )
 
     def moved_by_holder(self, qualified: str, attr: str) -> Optional[str]:
         """A class whose `_apply`/`to` override assigns `<held>.<attr>` on a module it holds, and
