@@ -1048,3 +1048,41 @@ def test_an_argument_never_given_needs_every_caller(files: dict[str, str], expec
     root = _project(tmp_path, {"pkg/blocks.py": MASKED_BLOCKS, "pkg/tower.py": tower, **files})
     assert _summary(_findings(capsys, root)) == expected
 
+
+
+def test_a_class_named_in_lower_case_is_not_proved_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run's text is read for capitalised class names only: a class spelled `qStack` (as
+    acquisition functions are) that another file imports keeps its findings."""
+    blocks = MASKED_BLOCKS.replace("Stack", "qStack")
+    tower = (TOWER_HEAD + "        self.stack = Stack(width, 2)\n" + TOWER_TAIL).replace("Stack", "qStack")
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/blocks.py": blocks, "pkg/tower.py": tower})
+    assert _summary(_findings(capsys, root)) == [("blocks.py", 9, "BUF001", "unsafe"), ("blocks.py", 12, "BUF002", "unsafe")]
+
+MEMORY_BASE = MODEL_HEAD + (
+    "\n\nclass Stateful(nn.Module):\n"
+    "    def __setattr__(self, name, value):\n"
+    "        memory = self.__dict__.get('_memory')\n"
+    "        if memory is not None and name in memory:\n"
+    "            memory[name] = value\n"
+    "        else:\n"
+    "            super().__setattr__(name, value)\n"
+)
+MEMORY_USER = MODEL_HEAD + "from pkg.base import {base}\n\n\nclass Trace({base}):\n" + (
+    "    def __init__(self, width):\n"
+    "        super().__init__()\n"
+    "        self.synapse = nn.Linear(width, width)\n"
+    "        self.trace = None\n\n"
+    "    def forward(self, x):\n"
+    "        if self.trace is None:\n"
+    "            self.trace = torch.zeros(*self.synapse.weight.shape)\n"
+    "        return self.synapse(x) + x @ self.trace\n"
+)
+
+
+@pytest.mark.parametrize(("base", "expected"), [("Stateful", []), ("Plain", [("trace.py", 14, "BUF001", "none")])])
+def test_a_base_in_another_file_that_overrides_setattr(base: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A base class of another file that overrides `__setattr__` decides where an assigned tensor
+    is kept (a spiking layer's memory table): no finding. A base that does not keeps the finding."""
+    plain = MODEL_HEAD + "\n\nclass Plain(nn.Module):\n    pass\n"
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": MEMORY_BASE + plain, "pkg/trace.py": MEMORY_USER.format(base=base)})
+    assert _summary(_findings(capsys, root)) == expected

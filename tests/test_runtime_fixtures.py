@@ -398,3 +398,17 @@ def test_matrix_a_helper_meets_only_on_the_host_stays_plain() -> None:
     as_buffer.register_buffer("to_world", vars(as_buffer).pop("to_world"), persistent=False)
     with pytest.raises(RuntimeError, match="device"):
         as_buffer.to("meta").world_to_local(point)
+
+
+def test_a_kernel_with_a_spelled_dtype_runs_cast_only_as_a_buffer(tmp_path: Path) -> None:
+    """fixtures/buf001/kernel_dtype.py: cast to bfloat16, the original Fourier front end fails
+    (its float32 kernels meet a bfloat16 input in `F.conv1d`) and the safe-fixed one runs; the
+    front end that casts its input to float32 first runs as it is, and is left unfixed."""
+    case = next(c for c in all_cases() if c.id == "buf001/kernel_dtype")
+    old, new = _load(case.path), _load(_fixed_path(case, False, tmp_path))
+    signal = torch.randn(2, 1, 64, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError):
+        old.FourierFrames(16).to(torch.bfloat16)(signal)
+    assert new.FourierFrames(16).to(torch.bfloat16)(signal).dtype == torch.bfloat16
+    assert old.FloatFrames(16).to(torch.bfloat16)(signal).dtype == torch.bfloat16
+    assert (case.path.with_suffix(".fixed.py").read_text().count("register_buffer")) == 2

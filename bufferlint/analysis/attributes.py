@@ -64,7 +64,7 @@ class ClassAttributes:
     @cached_property
     def _base_registered(self) -> set[str]:
         """Names a base class registers, in this file or another."""
-        names: set[str] = set()
+        names: set[str] = set(self.info.torch_registered)
         for ancestor in self.info.ancestors():
             names |= ancestor.registered_buffers | ancestor.registered_parameters
         lineage = self.analysis.lineage(self.info)
@@ -157,12 +157,15 @@ class ClassAttributes:
 
     def _unseen_registration(self, attr: str) -> Optional[str]:
         """The name may be a buffer already: the class or a base registers buffers under names
-        it computes, or assigning it runs a property's setter."""
+        it computes, assigning it runs a property's setter, or an `__setattr__` override decides
+        where it goes (spiking neurons keep their state in a memory table that way)."""
         if attr in self._base_registered or any(attr in ancestor.parameters for ancestor in self.info.ancestors()):
             return f"a base class registers `{attr}`: assigning a tensor to it updates that buffer or parameter"
         for ancestor in (self.info, *self.info.ancestors()):
             if attr in ancestor.properties:
                 return f"`{attr}` is a property of {ancestor.name}: assigning it runs the setter"
+            if "__setattr__" in ancestor.methods:
+                return f"{ancestor.name} overrides __setattr__: it decides where a tensor assigned to `{attr}` is kept"
             if ancestor.registers_unnamed:
                 return f"{ancestor.name} registers buffers under computed names, which may include `{attr}`"
             helper = self._registered_through(attr, ancestor.registers_via)
@@ -170,6 +173,8 @@ class ClassAttributes:
                 return f"{ancestor.name}.{helper}() registers buffers under the names it is given, which may include `{attr}`"
         lineage = self.analysis.lineage(self.info)
         for name, facts in lineage.ancestors if lineage is not None else ():
+            if "__setattr__" in facts.body:
+                return f"base class {name} overrides __setattr__: it decides where a tensor assigned to `{attr}` is kept"
             if facts.registers_unnamed:
                 return f"base class {name} registers buffers under computed names, which may include `{attr}`"
             helper = self._registered_through(attr, frozenset(facts.registers_via))

@@ -35,6 +35,25 @@ def cache_guard(func: cst.FunctionDef, me: str, site: StatementSite) -> Optional
     return None
 
 
+def filled_beside(func: cst.FunctionDef, me: str, site: StatementSite, attr: str) -> tuple[str, ...]:
+    """The other attributes the cache check that guards `site` fills with it (`if self.mean_gpu
+    is None:` setting `mean_gpu` and `std_gpu`): a cache of several parts, kept in step."""
+    kept = _assigned_attrs(func, me)
+    for branch in nodes_of(site.top, cst.If):
+        if not any(line is site.line for line in nodes_of(branch.body, cst.SimpleStatementLine)):
+            continue
+        if _reads(branch.test, me, kept) is not None:
+            filled = {
+                node.attr.value
+                for assign in nodes_of(branch.body, cst.Assign)
+                for target in assign.targets
+                for node in nodes_of(target.target, cst.Attribute)
+                if is_name(node.value, me)
+            }
+            return tuple(sorted(filled - {attr}))
+    return ()
+
+
 def _assigned_attrs(func: cst.FunctionDef, me: str) -> frozenset[str]:
     """What the method stores on self: assignment targets, and the names it registers
     (`self.register_buffer("bias", bias)` keeps the cache as a buffer)."""

@@ -80,6 +80,7 @@ class ClassInfo:
     is_module: bool = False
     is_script_module: bool = False
     is_layer_subclass: bool = False
+    torch_registered: frozenset[str] = frozenset()  # buffers a torch.nn base registers (`_WeightedLoss`: weight)
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     properties: set[str] = field(default_factory=set)
     class_attrs: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)

@@ -297,3 +297,41 @@ def _local_values(func: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpressi
         for target in assign.targets:  # type: ignore[attr-defined]
             if isinstance(target.target, cst.Name):
                 yield target.target.value, assign.value  # type: ignore[attr-defined]
+
+
+_KERNEL_CALLS = frozenset(
+    "torch.nn.functional.conv1d torch.nn.functional.conv2d torch.nn.functional.conv3d "
+    "torch.nn.functional.conv_transpose1d torch.nn.functional.conv_transpose2d "
+    "torch.nn.functional.conv_transpose3d torch.nn.functional.linear torch.conv1d torch.conv2d torch.conv3d".split()
+)
+
+
+def kernel_only(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> bool:
+    """Every read of `self.<attr>` is the weight of a functional convolution or linear map whose
+    input is not cast to a fixed dtype (`F.conv1d(x, self.wsin, stride=h)`): these ops refuse a
+    weight of another dtype than the input, so after `.half()` the plain float32 kernel already
+    fails, and only a kernel cast with the module runs. A dtype spelled out where it is built
+    protects nothing there."""
+    reads = kernels = 0
+    for func in methods:
+        me = self_name(func) or ""
+        targets = {id(n) for a in nodes_of(func.body, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for n in nodes_of(_targets(a), cst.Attribute)}
+        reads += sum(1 for n in nodes_of(func.body, cst.Attribute) if _root_is(n, me, attr) and n.attr.value == attr and id(n) not in targets)
+        for call in nodes_of(func.body, cst.Call):
+            if qualify(call.func) not in _KERNEL_CALLS or len(call.args) < 2 or call.args[0].keyword is not None:
+                continue
+            weight = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "weight"), None)
+            weight = weight if weight is not None else call.args[1].value if call.args[1].keyword is None else None
+            if weight is not None and _is_attr(weight, me, attr) and not _cast_to_float(call.args[0].value):
+                kernels += 1
+    return reads > 0 and reads == kernels
+
+
+def _targets(node: cst.CSTNode) -> cst.CSTNode:
+    if isinstance(node, cst.Assign):
+        return cst.Tuple([cst.Element(t.target) for t in node.targets])
+    return node.target  # type: ignore[attr-defined,no-any-return]
+
+
+def _is_attr(node: cst.BaseExpression, me: str, attr: str) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me and node.attr.value == attr

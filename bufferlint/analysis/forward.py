@@ -612,10 +612,11 @@ class ForwardFacts:
         blocked: set[str] = set(_param_names(method.func))
         for site, calls, _ in self._statements(method.func):
             for target, value in _assigned(site.small):
-                if isinstance(target, cst.Name):
-                    values.setdefault(target.value, []).append(value)
-                else:
+                pairs = [(target, value)] if isinstance(target, cst.Name) else _parallel(target, value)
+                if pairs is None:
                     blocked |= set(stored_names(target))
+                for bound, element in pairs or ():  # `lo, hi, n = 2.0, 22.0, self.bins`: one binding each
+                    values.setdefault(bound.value, []).append(element)
             blocked.update(_filled_containers(calls))
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
                 blocked.add(site.small.target.value)

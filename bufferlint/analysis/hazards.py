@@ -50,8 +50,9 @@ from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.evidence import HostPartner
-from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin, sparse_value, strict_op_with_cast, threshold_use
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin, kernel_only, sparse_value, strict_op_with_cast, threshold_use
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.cache_guards import filled_beside
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.init_order import prior_binding
 from bufferlint.analysis.intent import Family
@@ -108,6 +109,7 @@ def buffer_hazards(
         _value_hazards(info, defining, hazards)
         _dtype_hazards(info, defining, context, hazards)
     _sharing_hazards(info, attr, context, hazards)
+    _cache_part_hazards(info, attr, hazards)
     _in_place_hazards(info, attr, hazards)
     _walk_hazards(info, context, hazards)
     _project_hazards(context, hazards)
@@ -121,6 +123,21 @@ def meets_host_tensor(partner: Optional[HostPartner], hazards: Hazards) -> None:
     on the GPU it would meet that CPU tensor and the op would raise."""
     if partner is not None:
         hazards.blocking.append(f"{partner.describe()}: as a buffer it would follow the module to the GPU and meet that CPU tensor")
+
+
+def _cache_part_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:
+    """A cache check that fills this attribute with others (`if self.mean_gpu is None:` setting
+    `mean_gpu` and `std_gpu`): registering one part alone would let .to()/.half() move it and
+    leave the others, and the parts would no longer agree."""
+    for assignment in info.assignments_to(attr):
+        me = self_name(assignment.method)
+        if assignment.in_init or me is None:
+            continue
+        parts = filled_beside(assignment.method, me, assignment.site, attr)
+        if parts:
+            names = ", ".join(f"`{name}`" for name in parts)
+            hazards.unsafe.append(f"the cache check that fills it also fills {names}: registering it alone, .to()/.half() would move it and not them")
+            return
 
 
 def _class_hazards(info: ClassInfo, hazards: Hazards) -> None:
@@ -342,7 +359,7 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
         hazards.blocking.append(f"the class checks its dtype (`{checked}`): as a buffer, .half() and .to(torch.bfloat16) would cast it")
         return
     pin = dtype_pin(defining.value, analysis.inference.qualify)
-    if pin is not None:
+    if pin is not None and not kernel_only(defining.attr, analysis.inference.qualify, info.methods.values()):
         # Measured on fresh code: 4 of 6 such rewrites broke a module that is cast (BUF003's
         # hoisting declines these for the same reason).
         hazards.blocking.append(f"its dtype is spelled out (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it, which may change what the code computes")

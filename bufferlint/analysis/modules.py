@@ -35,7 +35,9 @@ class ModuleClassResolver:
         for info in infos:
             info.qualified_bases = [self.qualify(arg.value) for arg in _base_args(info.node)]
             info.is_script_module = self._inherits(info, torch_api.SCRIPT_MODULE_BASES)
-            info.is_layer_subclass = any(torch_api.is_layer_base(self.qualify(b)) for b in self._all_bases(info))
+            qualified = [self.qualify(b) for b in self._all_bases(info)]
+            info.is_layer_subclass = any(torch_api.is_layer_base(b) for b in qualified)
+            info.torch_registered = frozenset(name for b in qualified if b for name in torch_api.registered_by(b))
 
     def qualify(self, base: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualify(base) or next(iter(self.imports.star_candidates(base)), None)

@@ -40,9 +40,20 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
         for assignment in assignments:
             if assignment.value is not None and is_container(assignment.value):
                 return "it holds a container"
+        if assignments and all(a.value is not None and _is_number(a.value) for a in assignments):
+            return "it holds a Python number"  # `torch.as_tensor(self.eps, device=...)` makes it there
     if attr in called:
         return "it is called or used as a module, so it is a module or a function"
     return None
+
+
+def _is_number(value: cst.BaseExpression) -> bool:
+    """A number literal (signed), or `float(...)` / `int(...)` of anything."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("float", "int")
 
 
 def is_container(value: cst.BaseExpression) -> bool:

@@ -1323,6 +1323,8 @@ class ProjectFacts:
         it). A call of another class of the same name is not counted; one whose import names no
         class of the run (a re-export) is."""
         module, _, short = qualified.rpartition(".")
+        if not short[:1].isupper():
+            return None  # the text of the run is read for capitalised class names only
         if short in self.loosely_named or module in self.imported or f"*{module}" in self.imported:
             return None
         return any(

@@ -107,7 +107,7 @@ STATELESS_LAYERS = frozenset(
     Unfold L1Loss MSELoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss KLDivLoss SmoothL1Loss
     HuberLoss SoftMarginLoss MultiLabelSoftMarginLoss CosineEmbeddingLoss MarginRankingLoss
     HingeEmbeddingLoss TripletMarginLoss PoissonNLLLoss GaussianNLLLoss CTCLoss MultiMarginLoss
-    MultiLabelMarginLoss
+    MultiLabelMarginLoss _Loss _WeightedLoss
     """.split()
 )
 # Keywords through which a loss is given a tensor it keeps as a buffer.
@@ -135,9 +135,12 @@ def is_module_base(qualified: Optional[str]) -> bool:
     if parts[:2] != ["torch", "nn"] or len(parts) < 3:
         return False
     last = parts[-1]
-    if not last[:1].isupper() or last in NON_MODULE_NN_CLASSES:
+    if not last.lstrip("_")[:1].isupper() or last in NON_MODULE_NN_CLASSES:
         return False
-    # torch.nn.Linear, torch.nn.modules.linear.Linear, torch.nn.parallel.DistributedDataParallel
+    # torch.nn.Linear, torch.nn.modules.linear.Linear, torch.nn.parallel.DistributedDataParallel;
+    # the private bases under torch.nn.modules (`loss._Loss`, `conv._ConvNd`) are modules too
+    if last.startswith("_"):
+        return len(parts) == 5 and parts[2] == "modules" and parts[3] != "module"
     return len(parts) == 3 or parts[2] in ("modules", "parallel", "quantized", "qat", "intrinsic")
 
 
@@ -154,11 +157,28 @@ def is_stateless_layer(qualified: Optional[str], keywords: frozenset[str], posit
     return True
 
 
+# Buffers that torch.nn bases register in `__init__` (by class name): a subclass that assigns a
+# tensor to one fills the buffer, it keeps no plain attribute.
+_WEIGHTED_LOSSES = "_WeightedLoss CrossEntropyLoss NLLLoss NLLLoss2d BCELoss MultiLabelSoftMarginLoss MultiMarginLoss"
+_RUNNING_STATS = "_NormBase _BatchNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm _InstanceNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d"
+_REGISTERED_BY = {
+    **{name: ("weight",) for name in _WEIGHTED_LOSSES.split()},
+    "BCEWithLogitsLoss": ("weight", "pos_weight"),
+    **{name: ("running_mean", "running_var", "num_batches_tracked") for name in _RUNNING_STATS.split()},
+}
+
+
+def registered_by(qualified: str) -> tuple[str, ...]:
+    """The buffers the torch.nn base `qualified` registers for its subclasses."""
+    return _REGISTERED_BY.get(qualified.rpartition(".")[2], ()) if is_module_base(qualified) else ()
+
+
 def is_layer_base(qualified: Optional[str]) -> bool:
     """A torch.nn layer other than the bare Module: it owns attributes (weight, bias...) already."""
     return is_module_base(qualified) and qualified not in (
         "torch.nn.Module",
         "torch.nn.modules.module.Module",
+        "torch.nn.modules.loss._Loss",  # owns nothing but `reduction`
         "torch.nn.ModuleList",
         "torch.nn.ModuleDict",
         "torch.nn.Sequential",

@@ -83,17 +83,22 @@ class TensorAttribute(Rule):
     file that imports it), tensors built only after construction by a method the project calls
     under `with torch.device(...)` (gpt-fast's `setup_caches()`), names that are buffers already, or may be, registered out of sight (by a
     loop over a list of names, by a base class in any file, by a property's setter, under
-    computed names, by a base in a file of the run whose module name another file shares),
+    computed names, by a base in a file of the run whose module name another file shares, by a
+    torch.nn base such as `_WeightedLoss`, whose `weight` is a buffer, or by a class or base that
+    overrides `__setattr__` and so decides where an assignment goes: a spiking layer's memory table),
     a tensor that `__init__` turns into host values further down (`self.f = self.f.tolist()`)
     or into a parameter (also by a loop over names: `setattr(self, key, nn.Parameter(...))`),
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
-    construction of the class in the run gives, where no import of the run reaches the class
-    (CLIP's attention block in a vision tower built without a mask: always None), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
+    construction of the class in the run gives (CLIP's attention block in a vision tower built
+    without a mask: always None; calls in other files count where every file that names the class
+    only calls it, no package re-exports it and no file imports its module as a value), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
     `export-onnx.py`, or `ensemble_export.py` and `exporter.py` using `torch.onnx`): such modules are traced where they are built and never moved; nor in a
     class whose `__init__` never runs `nn.Module.__init__()` (it cannot be moved at all: that is
     the bug to fix first), nor in a class every instance of which the project builds for one call
     and drops (`Pool(n, x.device)(x)`, or a local it only calls) when the tensor comes from what
-    that call hands in or is placed on a device it names.
+    that call hands in (also through a helper given arguments annotated as tensors) or is placed
+    on a device it names. Classes on torch.nn's private bases (`torch.nn.modules.loss._Loss`,
+    `_WeightedLoss`, `conv._ConvNd`) are modules like any other.
 
     ## Fix safety
     `self.register_buffer("x", <the same expression>, persistent=False)` at the defining
@@ -158,6 +163,9 @@ class TensorAttribute(Rule):
         (`(torch.arange(b) * n).unsqueeze(1) + self.pairs`, then `.to(x.device)`): the original
         adds two CPU tensors; as a buffer on the GPU it would meet the CPU one and the op would
         raise (no fix).
+    14. A cache check that fills it fills no other attribute (`if self.mean_gpu is None:` setting
+        `mean_gpu` and `std_gpu`): registered alone, it would follow `.to()`/`.half()` and the
+        other parts would not (unsafe).
     Large float constants and float masks are still fixed, with a note that `.half()` casts them.
     """
 

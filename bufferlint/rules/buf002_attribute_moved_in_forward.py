@@ -86,7 +86,8 @@ class AttributeMovedInForward(Rule):
     ## Not reported
     Dtype-only casts (`self.t.to(x.dtype)`), `.cpu()`, and `.to()` on parameters, registered
     buffers, submodules or tensors computed from the inputs; attributes that are evidently not
-    tensors (called like `self.resampler(x)`, or holding a list/dict and never a tensor); moves
+    tensors (called like `self.resampler(x)`, holding a list/dict and never a tensor, or only a
+    Python number that `torch.as_tensor(self.eps, device=...)` makes on the device); moves
     whose result is dropped (`self.m.to(x.device)`: only a module moves in place); moves to the
     tensor's own device (`self.t.to(self.t.device)`); self-healing caches (rebuilt on the forward
     path, moved behind a check of their own device or dtype); and every attribute BUF001 keeps

@@ -85,11 +85,14 @@ class ConstantRebuiltInForward(Rule):
     locals bound only to such expressions. The statement-by-statement analysis of a method stops
     a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
+    A tensor the method changes in place once built (`total = torch.zeros(n).to(x.device)`, then
+    `total += part`) is a fresh working tensor each call, not a constant: no finding.
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
     `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`), and `torch.tensor([...], device=x.device)`
     (Python data is copied from the host, unless it is one number: `torch.tensor(self.rate, ...)`
-    with `rate: float` or `rate=0.1` given to `__init__`); a factory that computes its tensor on the device
+    with `rate: float` or `rate=0.1` given to `__init__`, or arithmetic over a `math` function's
+    result: `torch.tensor(math.log(10000) / (half - 1), device=...)`); a factory that computes its tensor on the device
     (`torch.arange(n, device=x.device)`, `torch.zeros(..., device=...)`) is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing. Nor is code that runs
@@ -105,8 +108,8 @@ class ConstantRebuiltInForward(Rule):
     that the code building the constant runs at construction too (attributes it reads may not
     exist then), nor that nothing relied on a fresh tensor per call. No fix when an obligation is
     disproved:
-    1. The tensor is not modified in place afterwards, and does not leave the call (returned,
-       put in a list or dict, stored on an object): a buffer would be one tensor every call shares.
+    1. The tensor does not leave the call (returned, put in a list or dict, stored on an
+       object): a buffer would be one tensor every call shares.
     2. It reads no local variable of the method.
     3. Its dtype is not spelled out (`dtype=torch.float32`, `.double()`): a buffer is cast by
        `.half()` and `.to(torch.bfloat16)`.
@@ -137,6 +140,9 @@ class ConstantRebuiltInForward(Rule):
             facts = forward_facts(analysis, info)
             taken: set[str] = set()
             for found in rebuilt_constants(facts):
+                local = _assigned_local(found)
+                if local is not None and mutated_in_place(found.method.func, local):
+                    continue  # a fresh working tensor each call (`total += part`): no constant
                 yield self._finding(analysis, info, found, taken)
 
     def _finding(self, analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant, taken: set[str]) -> Finding:
@@ -209,6 +215,8 @@ def _number_data(facts: ForwardFacts, call: cst.Call, method: PathMethod) -> boo
     """The data is one number: a name the method knows to hold one, or an attribute `__init__`
     sets from one (`self.rate = rate` with `rate: float` or `rate=0.1`)."""
     data = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "data"), None)
+    if isinstance(data, (cst.BinaryOperation, cst.UnaryOperation)):
+        return _math_arithmetic(facts, data)
     if isinstance(data, cst.Name):
         return data.value in scalar_names(method.func)
     if isinstance(data, cst.Attribute) and is_name(data.value, method.self_name):
@@ -218,6 +226,14 @@ def _number_data(facts: ForwardFacts, call: cst.Call, method: PathMethod) -> boo
             for a in sources
         )
     return False
+
+
+def _math_arithmetic(facts: ForwardFacts, data: cst.BaseExpression) -> bool:
+    """Arithmetic over what a `math` function returns (`log(10000) / (half_dim - 1)`), with no
+    list, tuple or subscript in it: one number."""
+    if any(True for _ in nodes_of(data, (cst.List, cst.Tuple, cst.ListComp, cst.Subscript))):
+        return False
+    return any((facts.inference.qualify(c.func) or "").startswith("math.") for c in nodes_of(data, cst.Call))
 
 
 def _is_number(value: cst.BaseExpression, scalars: frozenset[str]) -> bool:
@@ -244,8 +260,6 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     if info.defines_register_buffer():
         return "the class or a base defines its own register_buffer"
     local = _assigned_local(found)
-    if local is not None and mutated_in_place(found.method.func, local):
-        return f"`{local}` is modified in place, so each call needs a fresh tensor"
     if local is not None and escapes(found.method.func, local):
         return f"`{local}` leaves {found.method.name}() (returned or stored), and a buffer would be one tensor shared by every call"
     facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
