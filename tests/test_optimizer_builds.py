@@ -30,6 +30,11 @@ def make_optimizer(cfg, net):
         ("import torch\n\ndef f(m):\n    return torch.optim.Adam(m.parameters(), lr=1e-3)\n", [("Adam", 4, False)]),
         ("from torch.optim import AdamW\nopt = AdamW(filter(lambda p: p.requires_grad, model.parameters()))\n", [("AdamW", 2, True)]),
         ("import torch\n\ndef f(m):\n    return torch.optim.SGD([p for p in m.parameters() if p.requires_grad], 0.1)\n", [("SGD", 4, True)]),
+        (  # the filter bound to a local first: its lambda is read as part of the function
+            "import torch\n\ndef f(m):\n    params = filter(lambda p: p.requires_grad, m.parameters())\n"
+            "    return torch.optim.Adam(params)\n",
+            [("Adam", 5, True)],
+        ),
         (  # counting trainable parameters filters nothing handed over
             "import torch\n\ndef f(m):\n    n = sum(p.numel() for p in m.parameters() if p.requires_grad)\n"
             "    return torch.optim.Adam(m.parameters())\n",
@@ -39,7 +44,7 @@ def make_optimizer(cfg, net):
         ("def f(opt, state):\n    opt.load_state_dict(state)\n    opt.step()\n", []),
         ("from mmcv.runner import build_optimizer\n\ndef f(model, cfg):\n    return build_optimizer(model, cfg.optimizer)\n", [("build_optimizer", 4, False)]),
     ],
-    ids=["group-loop", "all-parameters", "filter", "comprehension", "counted-not-filtered", "scheduler", "optimizer-methods", "library-builder"],
+    ids=["group-loop", "all-parameters", "filter", "comprehension", "filter-bound-first", "counted-not-filtered", "scheduler", "optimizer-methods", "library-builder"],
 )
 def test_builds_and_whether_only_trainable_parameters_reach_them(source: str, builds: list[tuple[str, int, bool]]) -> None:
     found, _ = optimizer_builds(ast.parse(source), source.encode())

@@ -412,3 +412,22 @@ def test_a_kernel_with_a_spelled_dtype_runs_cast_only_as_a_buffer(tmp_path: Path
     assert new.FourierFrames(16).to(torch.bfloat16)(signal).dtype == torch.bfloat16
     assert old.FloatFrames(16).to(torch.bfloat16)(signal).dtype == torch.bfloat16
     assert (case.path.with_suffix(".fixed.py").read_text().count("register_buffer")) == 2
+
+
+def test_the_remedy_a_frozen_layer_weight_names_keeps_keys_and_output() -> None:
+    """fixtures/buf008/layer_weight.py: the remedy BUF008 names for a frozen table put into a held
+    layer (`del self.emb.weight`, then `self.emb.register_buffer("weight", ...)`) keeps the
+    `state_dict()` key and the output, and takes the constant out of parameters()."""
+    case = next(c for c in all_cases() if c.id == "buf008/layer_weight")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    assert [(f.code, f.location.row) for f in findings] == [("BUF008", 24)]
+    module = load_module(case.path)
+    original, remedied = module.CalendarEmbedding(24, 8), module.CalendarEmbedding(24, 8)
+    table = remedied.emb.weight.detach()
+    del remedied.emb.weight
+    remedied.emb.register_buffer("weight", table)
+    hours = torch.randint(0, 24, (2, 5))
+    assert list(remedied.state_dict()) == list(original.state_dict())
+    remedied.load_state_dict(original.state_dict(), strict=True)
+    assert torch.equal(remedied(hours), original(hours))
+    assert list(original.parameters()) and not list(remedied.parameters())

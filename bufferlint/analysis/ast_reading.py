@@ -1,4 +1,5 @@
-"""Readings of CPython's ast that the whole-project passes share (project_facts, optimizer_builds)."""
+"""Readings of CPython's ast that the whole-project passes share (project, project_facts,
+optimizer_builds, constructions)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,14 @@ def called_name(func: ast.AST) -> Optional[str]:
     if type(func) is ast.Attribute:
         return func.attr  # type: ignore[attr-defined]
     return None
+
+
+def absolute_module(module: str, level: int, package: str) -> Optional[str]:
+    """The module a `from <dots><module> import ...` in `package` names; None above the top."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    anchor = parts[: len(parts) - (level - 1)]
+    return ".".join([*anchor, module] if module else anchor)

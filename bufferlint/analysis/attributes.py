@@ -21,7 +21,7 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised, tensor_params
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder, HostPartner
-from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
+from bufferlint.analysis.factory_sizes import Qualify, is_zero_dim, scalar_names, static_numel, vector_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
@@ -264,12 +264,36 @@ class ClassAttributes:
     def _zero_dim(self, attr: str) -> Optional[str]:
         qualify = self.analysis.inference.qualify
         tensors = [a for a in self.info.assignments_to(attr) if a.kind is ValueKind.TENSOR and a.value is not None]
-        if tensors and all(is_zero_dim(a.value, qualify, scalar_names(a.method), vector_names(a.method, qualify)) for a in tensors):  # type: ignore[arg-type]
+        zero_dim = [a for a in tensors if is_zero_dim(a.value, qualify, scalar_names(a.method), vector_names(a.method, qualify))]  # type: ignore[arg-type]
+        # the rest may only carry it on: `self.ema = a * self.ema + (1 - a) * loss.mean()`
+        if zero_dim and all(a in zero_dim or self._carries_zero_dim(a, qualify) for a in tensors):
             return "a 0-dim tensor, which CUDA accepts next to tensors on the GPU"
         if tensors and all(static_numel(a.value, qualify) == 0 for a in tensors):  # type: ignore[arg-type]
             # `self.k_cache = torch.tensor([])`, filled later by code that allocates it on the device
             return "every tensor the class gives it is empty: a placeholder for one assigned from elsewhere"
         return None
+
+    def _carries_zero_dim(self, assignment: AttrAssignment, qualify: Qualify) -> bool:
+        """Arithmetic whose tensors are the attribute itself or 0-dim, beside numbers and plain
+        (never tensor) attributes: a running average of 0-dim values stays 0-dim
+        (`self.ema = a * self.ema + (1 - a) * loss.mean()`)."""
+        me, attr, scalars = assignment.scope.self_name or "", assignment.attr, scalar_names(assignment.method)
+        stack: list[cst.BaseExpression] = [assignment.value] if isinstance(assignment.value, cst.BinaryOperation) else []
+        if not stack:
+            return False
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.BinaryOperation):
+                stack += (node.left, node.right)
+            elif isinstance(node, cst.UnaryOperation):
+                stack.append(node.expression)
+            elif isinstance(node, cst.Attribute) and is_name(node.value, me):
+                name = node.attr.value
+                if name != attr and any(a.kind is ValueKind.TENSOR for a in self.info.assignments_to(name)):
+                    return False
+            elif not (isinstance(node, (cst.Integer, cst.Float)) or (isinstance(node, cst.Name) and node.value in scalars) or is_zero_dim(node, qualify, scalars)):
+                return False
+        return True
 
     def evidence(self, attr: str) -> Optional[Evidence]:
         return self._evidence.evidence(attr)

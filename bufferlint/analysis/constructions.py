@@ -17,7 +17,7 @@ import ast
 import re
 from typing import Iterable, Iterator, Optional
 
-from bufferlint.analysis.ast_reading import nodes_on_lines
+from bufferlint.analysis.ast_reading import absolute_module, nodes_on_lines
 
 # (the name as called, the class its import names, what it gives:
 # "0", "1=None" for positions, "mask", "mask=None" for keywords, "*" for a star argument)
@@ -91,13 +91,9 @@ def _bindings(tree: ast.Module, package: str) -> dict[str, str]:
 
 
 def _imported(node: ast.ImportFrom, package: str) -> Iterator[tuple[str, str]]:
-    if node.level:
-        parts = package.split(".") if package else []
-        if node.level - 1 > len(parts):
-            return
-        base = ".".join([*parts[: len(parts) - (node.level - 1)], *([node.module] if node.module else [])])
-    else:
-        base = node.module or ""
+    base = absolute_module(node.module or "", node.level, package)
+    if base is None:
+        return
     for alias in node.names:
         if alias.name != "*" and alias.name[:1].isupper():
             yield alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.flow import is_self_attr, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -322,7 +322,7 @@ def kernel_only(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]
                 continue
             weight = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "weight"), None)
             weight = weight if weight is not None else call.args[1].value if call.args[1].keyword is None else None
-            if weight is not None and _is_attr(weight, me, attr) and not _cast_to_float(call.args[0].value):
+            if weight is not None and is_self_attr(weight, me, attr) and not _cast_to_float(call.args[0].value):
                 kernels += 1
     return reads > 0 and reads == kernels
 
@@ -331,7 +331,3 @@ def _targets(node: cst.CSTNode) -> cst.CSTNode:
     if isinstance(node, cst.Assign):
         return cst.Tuple([cst.Element(t.target) for t in node.targets])
     return node.target  # type: ignore[attr-defined,no-any-return]
-
-
-def _is_attr(node: cst.BaseExpression, me: str, attr: str) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == me and node.attr.value == attr

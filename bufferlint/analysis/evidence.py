@@ -163,7 +163,7 @@ class EvidenceFinder:
             if on_path:
                 for call in site.calls:
                     move = facts.move(call, site.state, method)
-                    if move is not None and move.method in ("to", "cuda", "type_as", "as_tensor"):
+                    if move is not None and move.method in ("to", "cuda", "type_as", "type", "as_tensor"):
                         # what moves is the attribute's data, not a sample drawn from it
                         moved = frozenset(a for a in reader.data(move.subject, SAMPLERS) if not to_own_device(move, method, a))
                         self._add(moved, "moved", method, call, None, fresh)

@@ -173,7 +173,7 @@ class PathMethod:
 @dataclass(frozen=True)
 class Move:
     """A call that moves `subject` to another device: `.to(...)`, `.cuda()`, `.type_as(x)`,
-    `torch.as_tensor(subject, device=...)`."""
+    `.type(x.type())`, `torch.as_tensor(subject, device=...)`."""
 
     call: cst.Call
     subject: cst.BaseExpression
@@ -188,7 +188,7 @@ class Move:
 
     @property
     def description(self) -> str:
-        return {"to": ".to()", "cuda": ".cuda()", "type_as": ".type_as()", "as_tensor": "torch.as_tensor(device=...)"}[
+        return {"to": ".to()", "cuda": ".cuda()", "type_as": ".type_as()", "type": ".type(x.type())", "as_tensor": "torch.as_tensor(device=...)"}[
             self.method
         ]
 
@@ -533,6 +533,10 @@ class ForwardFacts:
             other = call.args[0].value
             if self._arg_kind(other, state, method) is ArgKind.TENSOR:
                 return Move(call, func.value, "type_as", Target.INPUT, None, _type_as_kept(call, other))
+        if func.attr.value == "type" and len(call.args) == 1 and call.args[0].keyword is None:
+            typed = _type_string_of(call.args[0].value)  # `.type(x.type())`: x's tensor type, device included
+            if typed is not None and self._arg_kind(typed, state, method) is ArgKind.TENSOR:
+                return Move(call, func.value, "type", Target.INPUT, None, _type_as_kept(call, typed))
         return None
 
     def _to_move(
@@ -724,11 +728,12 @@ _CONSTANTS_ATTR = "_bufferlint_module_constants"
 _CHANGED_ATTR = "_bufferlint_changed_by_item"
 
 # The text of every call `ForwardFacts.move` takes for a device move: `.to(`, `.cuda(`,
-# `.type_as(` (blanks and line continuations may sit between the dot and the name) and
-# `as_tensor`. A comment may sit there too (inside brackets): a dot followed by one is taken as a
+# `.type_as(` (blanks and line continuations may sit between the dot and the name), `.type(`
+# with another `.type(` within 120 characters on its line (`t.type(x.type())`; a bare `.type`
+# is everywhere in configs) and `as_tensor`. A comment may sit there too (inside brackets): a dot followed by one is taken as a
 # possible move without reading further (`MAY_MOVE_ACROSS_COMMENT`), which keeps both patterns
 # linear in the text. A file matching neither holds no move, so a rule about moves need not walk it.
-MOVE_TEXT = re.compile(rb"\.[ \t\f\r\n\\]*(?:to|cuda|type_as)\b|as_tensor")
+MOVE_TEXT = re.compile(rb"\.[ \t\f\r\n\\]*(?:to|cuda|type_as)\b|\.type\([^\n]{0,120}?\.type\(|as_tensor")
 MAY_MOVE_ACROSS_COMMENT = re.compile(rb"\.[ \t\f\r\n\\]*#")
 
 
@@ -1116,6 +1121,13 @@ def _to_kept(
         return _retarget(call, subject, _without_args(call, [a for a in (device, *extra) if a is not None]))
 
     return kept
+
+
+def _type_string_of(arg: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `x.type()` (the string naming x's tensor type: `torch.cuda.FloatTensor`)."""
+    if isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "type":
+        return arg.func.value
+    return None
 
 
 def _type_as_kept(call: cst.Call, other: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.BaseExpression]:

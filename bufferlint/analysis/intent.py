@@ -1064,9 +1064,10 @@ def moved_later(info: ClassInfo, attr: str) -> bool:
 
 
 def _own_device(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
-    """The class's `self.device` design covers the tensors it places there; one that a later
-    method moves to somewhere else (`self.window.to(x.device)`) is outside that design."""
-    reason = own_device(info)
+    """The class's `self.device` design (or a `use_cuda` flag its constructor is given) covers
+    the tensors it places there; one that a later method moves to somewhere else
+    (`self.window.to(x.device)`) is outside that design."""
+    reason = own_device(info) or cuda_flag(info)
     if reason is None:
         return None
     if moved_elsewhere(info, attr) and not (_built_on_own_device(defining) and _places_held_modules(info)):
@@ -1152,6 +1153,51 @@ def own_device(info: ClassInfo) -> Optional[str]:
 
 
 DEVICE_ATTRS = frozenset(("device", "_device"))
+
+
+def cuda_flag(info: ClassInfo) -> Optional[str]:
+    """`__init__(self, ..., use_cuda=True)` moving its own tensors with `.cuda()` only under that
+    flag (`if use_cuda: self.grid = self.grid.cuda()`, or `if self.use_cuda:` once stored), in a
+    class holding no parameters or submodules: its tensors are all it has, and it places them
+    where its caller chooses, as a `device` argument would. (A model that moves its layers under
+    the flag too is still moved and replicated by its users: LPIPS's scaling constants stay
+    behind in DataParallel's replicas.)"""
+    if any(owner.parameters or owner.submodules or owner.registered_buffers for owner in (info, *info.ancestors())):
+        return None
+    for owner in (info, *info.ancestors()):
+        init = owner.init
+        me = self_name(init) if init is not None else None
+        if init is None or me is None:
+            continue
+        params = {p.name.value for p in (*init.params.params[1:], *init.params.kwonly_params)}
+        stored = {a.attr for a in owner.assignments if a.in_init and isinstance(a.value, cst.Name) and a.value.value in params}
+        for branch in nodes_of(init.body, cst.If):
+            flag = _flag_read(branch.test, me, params, stored)
+            if flag is not None and any(_moves_own_tensor_to_cuda(line, me) for line in nodes_of(branch.body, cst.SimpleStatementLine)):
+                return f"{owner.name} moves its tensors to CUDA only when its `{flag}` argument asks: it places them itself"
+    return None
+
+
+def _flag_read(test: cst.BaseExpression, me: str, params: set[str], stored: set[str]) -> Optional[str]:
+    """The constructor argument (`use_cuda`) or its stored copy (`self.use_cuda`) the test reads
+    as a whole: the test is the name, or `not` of it."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Name) and test.value in params:
+        return test.value
+    if isinstance(test, cst.Attribute) and is_self_attr(test, me) and test.attr.value in stored:
+        return test.attr.value
+    return None
+
+
+def _moves_own_tensor_to_cuda(line: cst.SimpleStatementLine, me: str) -> bool:
+    """`self.t = self.t.cuda()`: an attribute of its own moved to CUDA in place."""
+    for small in line.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_self_attr(small.targets[0].target, me):
+            value = small.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "cuda":
+                return is_self_attr(value.func.value, me)
+    return False
 
 
 def given_device(info: ClassInfo) -> Optional[str]:

@@ -82,12 +82,14 @@ def _calls(scope: Function) -> Iterator[ast.Call]:
     return (node for node in _own_nodes(scope) if isinstance(node, ast.Call))
 
 
-def _own_nodes(scope: Function) -> Iterator[ast.AST]:
-    """The scope's own nodes, not those of functions nested in it (their own scope)."""
+def _own_nodes(scope: Function, lambdas: bool = False) -> Iterator[ast.AST]:
+    """The scope's own nodes, not those of functions nested in it (their own scope); with
+    `lambdas`, those of the lambdas it holds too (`filter(lambda p: p.requires_grad, ...)`)."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef) if lambdas else (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
     stack: list[ast.AST] = list(scope.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(node, nested):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
@@ -120,7 +122,7 @@ def _dotted(node: ast.AST) -> str:
 def _reads_requires_grad(scope: Function) -> bool:
     return any(
         isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load)
-        for node in _own_nodes(scope)
+        for node in _own_nodes(scope, lambdas=True)
     )
 
 

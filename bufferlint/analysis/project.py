@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, cast
 
 from bufferlint.analysis import torch_api
+from bufferlint.analysis.ast_reading import absolute_module
 from bufferlint.analysis.project_facts import FileFacts, ProjectFacts, file_facts, may_hold_facts, top_level
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def _imported_names(node: ast.stmt, package: str, bindings: dict[str, str]) -> s
     if isinstance(node, ast.Import):
         names.update(alias.name for alias in node.names)
     elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-        source = _absolute(node.module or "", node.level, package)
+        source = absolute_module(node.module or "", node.level, package)
         if source:
             names.add(f"*{source}")
     return names
@@ -191,7 +192,7 @@ def _import_bindings(node: ast.stmt, package: str) -> dict[str, str]:
         return plain_import_bindings(node)
     bindings: dict[str, str] = {}
     assert isinstance(node, ast.ImportFrom)
-    base = _absolute(node.module or "", node.level, package)
+    base = absolute_module(node.module or "", node.level, package)
     if base is None:
         return bindings
     for alias in node.names:
@@ -210,16 +211,6 @@ def plain_import_bindings(node: ast.Import) -> dict[str, str]:
             top = alias.name.split(".")[0]
             bindings[top] = top
     return bindings
-
-
-def _absolute(module: str, level: int, package: str) -> Optional[str]:
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    anchor = parts[: len(parts) - (level - 1)]
-    return ".".join([*anchor, module] if module else anchor)
 
 
 def _qualify(node: ast.expr, local: dict[str, str]) -> Optional[str]:

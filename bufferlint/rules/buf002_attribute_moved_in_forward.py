@@ -37,7 +37,8 @@ class AttributeMovedInForward(Rule):
     every call, because `self.pe` is a plain attribute that `model.cuda()` never moved. The copy
     costs time and memory each step, `.half()` never reaches the tensor, and the pattern hides the
     real problem: the module does not own the tensor. The same goes for `.cuda()`, `.to(x)`,
-    `.type_as(x)`, `torch.as_tensor(self.t, device=...)` and `self.t = self.t.to(x.device)`.
+    `.type_as(x)`, `.type(x.type())`, `torch.as_tensor(self.t, device=...)` and
+    `self.t = self.t.to(x.device)`.
 
     ## Example
     ```python
@@ -65,7 +66,8 @@ class AttributeMovedInForward(Rule):
     move: `self.pe.to(x.device)` becomes `self.pe`; a rebinding `self.w = self.w.to(x.device)` is
     removed, and so is an `if self.w.device != x.device:` guard that held only that statement.
     A dtype part stays: `.to(device=x.device, dtype=x.dtype)` becomes `.to(dtype=x.dtype)`, and
-    `.to(x)` / `.type_as(x)` (which also cast to `x`'s dtype) become `.to(x.dtype)`. A local that
+    `.to(x)` / `.type_as(x)` / `.type(x.type())` (which also cast to `x`'s dtype) become
+    `.to(x.dtype)`. A local that
     only fed the dropped move (`device = img.device`, or its element of `b, device = ...`) goes too.
 
     ## Fix safety

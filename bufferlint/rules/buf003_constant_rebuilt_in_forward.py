@@ -89,7 +89,7 @@ class ConstantRebuiltInForward(Rule):
     `total += part`) is a fresh working tensor each call, not a constant: no finding.
     What moves must be made by a torch call that returns a tensor: `torch.nn.Linear(4, 4).to(x.device)`
     moves a module. Only constants built on the host and then copied are flagged:
-    `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`), and `torch.tensor([...], device=x.device)`
+    `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`, `.type(x.type())`), and `torch.tensor([...], device=x.device)`
     (Python data is copied from the host, unless it is one number: `torch.tensor(self.rate, ...)`
     with `rate: float` or `rate=0.1` given to `__init__`, or arithmetic over a `math` function's
     result: `torch.tensor(math.log(10000) / (half - 1), device=...)`); a factory that computes its tensor on the device

@@ -11,6 +11,7 @@ from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, layer_owned, own_bookkeeping
 from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.layer_weights import frozen_layer_weights
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -55,6 +56,14 @@ class FrozenParameterRule(Rule):
     to_const(betas)`, where `to_const` returns `nn.Parameter(x, requires_grad=False)`, directly or
     through a name it last bound to one): no fix, since other code may call the helper; have it
     return the tensor and register that.
+
+    A frozen table the class computes and puts into a torch layer it holds (`self.emb =
+    nn.Embedding(n, d)`, then `self.emb.weight = nn.Parameter(table, requires_grad=False)`: the
+    sinusoidal time embedding of the Informer family, a fixed Sobel kernel in an `nn.Conv2d`)
+    counts too, with no fix: the remedy replaces the layer's own parameter (`del self.emb.weight`,
+    then `self.emb.register_buffer("weight", table)`, which keeps the `state_dict()` key), and a
+    rewrite inside a layer the class holds is not offered. Weights read from a checkpoint
+    (`weights.get_tensor(name)`, `torch.load(...)`) are no computed table and are left alone.
 
     ## What counts as unfreezing
     A finding needs proof that nothing in the repository unfreezes the parameter, so any of these
@@ -138,6 +147,7 @@ class FrozenParameterRule(Rule):
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         unfreezing: Optional[Unfreezing] = None
         for info in analysis.module_classes:
+            yield from self._layer_findings(analysis, info)
             frozen = frozen_parameters(info, analysis.inference, analysis.function)
             if not frozen or quantized_slot(frozen, analysis.inference) is not None:
                 continue  # a quantized layer's frozen parameters are its loaded weights
@@ -157,6 +167,25 @@ class FrozenParameterRule(Rule):
                 if _stands_in_for_a_module(info, parameter.attr):
                     continue  # a dummy in the slot other configurations fill with a submodule
                 yield self._finding(analysis, info, parameter, frozen)
+
+    def _layer_findings(self, analysis: FileAnalysis, info: ClassInfo) -> Iterator[Finding]:
+        """Frozen weights the class puts into torch layers it holds (`self.emb.weight = ...`)."""
+        for held in frozen_layer_weights(info, analysis.inference, analysis.resolver.qualify):
+            unfreezing = find_unfreezing(analysis.module)
+            related = related_classes(info, analysis.classes)
+            names = (held.name, held.layer)
+            if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name) is not None for name in names):
+                continue
+            if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
+                continue
+            layer = held.layer_class.rpartition(".")[2]
+            message = (
+                f"`{held.layer}.{held.name}` is an nn.Parameter with requires_grad=False that nothing unfreezes, put into the "
+                f"{layer} `{held.layer}`: a constant in parameters() and the optimizer; make it a buffer of the layer "
+                f"(`del self.{held.layer}.{held.name}`, then `self.{held.layer}.register_buffer(\"{held.name}\", ...)`); "
+                f"no fix: a rewrite of a parameter the {layer} owns is not offered"
+            )
+            yield self.finding(analysis, held.statement, message, None)
 
     def _finding(
         self, analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]

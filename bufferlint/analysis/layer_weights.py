@@ -1,0 +1,107 @@
+"""Frozen weights a module puts into the torch layers it holds.
+
+`self.emb = nn.Embedding(c_in, d)`, then `self.emb.weight = nn.Parameter(table, requires_grad=False)`
+(the sinusoidal time embedding of the Informer family), or a fixed Sobel kernel put into an
+`nn.Conv2d` the same way: a constant the layer reads as its weight, kept as a parameter nothing
+trains. The layer reads `weight` itself, so no rewrite can register it in place: the remedy is a
+buffer applied with `torch.nn.functional` (`F.embedding(x, self.table)`), which a maintainer writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional
+
+import libcst as cst
+
+from bufferlint.analysis import torch_api
+from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.flow import is_self_attr, self_name
+from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.parameters import frozen_parameter_data
+from bufferlint.analysis.tensors import TensorInference
+from bufferlint.analysis.walk import nodes_of
+
+_LAYER_TENSORS = frozenset(("weight", "bias"))
+
+
+@dataclass(frozen=True)
+class FrozenLayerWeight:
+    """`self.<layer>.<name> = nn.Parameter(<data>, requires_grad=False)` while constructing."""
+
+    layer: str
+    name: str
+    layer_class: str  # the torch layer, qualified (`torch.nn.Embedding`)
+    statement: cst.Assign
+
+
+def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Iterator[FrozenLayerWeight]:
+    """The frozen parameters the class's construction puts into torch layers it builds itself."""
+    layers = _held_layers(info, qualify)
+    if not layers:
+        return
+    for name in init_time_methods(info):
+        func = info.methods.get(name)
+        me = self_name(func) if func is not None else None
+        if func is None or me is None:
+            continue
+        for assign in nodes_of(func.body, cst.Assign):
+            if len(assign.targets) != 1:
+                continue
+            target = assign.targets[0].target
+            if not (isinstance(target, cst.Attribute) and target.attr.value in _LAYER_TENSORS and is_self_attr(target.value, me)):
+                continue
+            layer = target.value.attr.value  # type: ignore[attr-defined]
+            data = frozen_parameter_data(assign.value, inference)
+            if layer in layers and isinstance(data, cst.BaseExpression) and _built_here(data, func, qualify):
+                yield FrozenLayerWeight(layer, target.attr.value, layers[layer], assign)
+
+
+def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Callable[[cst.BaseExpression], Optional[str]], depth: int = 0) -> bool:
+    """The data is a table the method computes with torch or NumPy (`torch.arange(n).view(...)`,
+    or a local every binding of which is one): a constant, not weights loaded from a checkpoint
+    (`weights.get_tensor(name)` in an inference server, which freezes everything it loads)."""
+    while isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and qualify(data.func) is None:
+        data = data.func.value  # `.float()`, `.view(...)`, `.repeat(...)` on the table
+    if isinstance(data, cst.Call):
+        root = (qualify(data.func) or "").split(".")[0]
+        return root in ("torch", "numpy") and all(_plain_argument(a.value, func, qualify, depth) for a in data.args)
+    if isinstance(data, cst.Name) and depth < 2:
+        values = [
+            assign.value for assign in nodes_of(func.body, cst.Assign)
+            if any(isinstance(t.target, cst.Name) and t.target.value == data.value for t in assign.targets)
+        ]
+        fresh = [v for v in values if not _rebuilds(v, data.value)]  # `k = k.repeat(g, 1, 1, 1)` keeps what k was
+        return bool(fresh) and all(_built_here(v, func, qualify, depth + 1) for v in fresh)
+    return False
+
+
+def _rebuilds(value: cst.BaseExpression, name: str) -> bool:
+    """`name.repeat(...)`, `name.float().view(...)`: a method chain on the name itself."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        value = value.func.value
+    return isinstance(value, cst.Name) and value.value == name
+
+
+def _plain_argument(arg: cst.BaseExpression, func: cst.FunctionDef, qualify: Callable[[cst.BaseExpression], Optional[str]], depth: int) -> bool:
+    """No argument reads something loaded (`torch.from_numpy(np.load(path))`, `weights[k]`)."""
+    return not any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOADERS for call in nodes_of(arg, cst.Call))
+
+
+_LOADERS = frozenset(("load", "get_tensor", "get_sharded", "load_state_dict", "from_pretrained", "loadtxt", "fromfile"))
+
+
+def _held_layers(info: ClassInfo, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> dict[str, str]:
+    """Attributes every assignment of which builds one torch layer class (`nn.Embedding(...)`)."""
+    layers: dict[str, str] = {}
+    for attr in {a.attr for a in info.assignments if a.kind is ValueKind.MODULE}:
+        built = {  # `self.emb.weight = ...` is no assignment of `emb` itself
+            qualify(a.value.func) if isinstance(a.value, cst.Call) else None
+            for a in info.assignments_to(attr)
+            if isinstance(a.target.value, cst.Name)
+        }
+        if len(built) == 1:
+            layer = built.pop()
+            if layer is not None and torch_api.is_layer_base(layer):
+                layers[attr] = layer
+    return layers
