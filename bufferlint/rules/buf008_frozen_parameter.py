@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
@@ -146,8 +147,10 @@ class FrozenParameterRule(Rule):
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         unfreezing: Optional[Unfreezing] = None
+        layers_frozen = analysis.may_match(_LAYER_WEIGHT_TEXT)  # `self.emb.weight = ...`: rare, checked by text first
         for info in analysis.module_classes:
-            yield from self._layer_findings(analysis, info)
+            if layers_frozen:
+                yield from self._layer_findings(analysis, info)
             frozen = frozen_parameters(info, analysis.inference, analysis.function)
             if not frozen or quantized_slot(frozen, analysis.inference) is not None:
                 continue  # a quantized layer's frozen parameters are its loaded weights
@@ -212,6 +215,10 @@ class FrozenParameterRule(Rule):
         else:
             message += f"; no fix: {blocker}"
         return self.finding(analysis, parameter.assignment.statement, message, fix)
+
+
+# `self.<layer>.weight = ` (or `.bias`): the text every frozen layer weight needs
+_LAYER_WEIGHT_TEXT = re.compile(rb"\.\w+\.(?:weight|bias)[ \t]*=[^=]")
 
 
 def _stands_in_for_a_module(info: ClassInfo, attr: str) -> bool:
