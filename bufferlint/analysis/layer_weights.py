@@ -64,8 +64,10 @@ def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Callab
     while isinstance(data, cst.Call) and isinstance(data.func, cst.Attribute) and qualify(data.func) is None:
         data = data.func.value  # `.float()`, `.view(...)`, `.repeat(...)` on the table
     if isinstance(data, cst.Call):
-        root = (qualify(data.func) or "").split(".")[0]
-        return root in ("torch", "numpy") and all(_plain_argument(a.value, func, qualify, depth) for a in data.args)
+        qualified = qualify(data.func) or ""
+        if qualified.rpartition(".")[2] in _LOADERS:  # `torch.load(path)`, `np.load(path)`
+            return False
+        return qualified.split(".")[0] in ("torch", "numpy") and not any(_loaded(a.value) for a in data.args)
     if isinstance(data, cst.Name) and depth < 2:
         values = [
             assign.value for assign in nodes_of(func.body, cst.Assign)
@@ -83,9 +85,9 @@ def _rebuilds(value: cst.BaseExpression, name: str) -> bool:
     return isinstance(value, cst.Name) and value.value == name
 
 
-def _plain_argument(arg: cst.BaseExpression, func: cst.FunctionDef, qualify: Callable[[cst.BaseExpression], Optional[str]], depth: int) -> bool:
-    """No argument reads something loaded (`torch.from_numpy(np.load(path))`, `weights[k]`)."""
-    return not any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOADERS for call in nodes_of(arg, cst.Call))
+def _loaded(arg: cst.BaseExpression) -> bool:
+    """The argument reads something loaded (`torch.from_numpy(np.load(path))`, `weights.get_tensor(k)`)."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in _LOADERS for call in nodes_of(arg, cst.Call))
 
 
 _LOADERS = frozenset(("load", "get_tensor", "get_sharded", "load_state_dict", "from_pretrained", "loadtxt", "fromfile"))
