@@ -653,13 +653,36 @@ FRESH46 = _repositories("""
     migalkin/NodePiece Sense-GVT/DeCLIP brandstetter-johannes/MP-Neural-PDE-Solvers
 """)
 
+FRESH47 = _repositories("""
+    WenmuZhou/PytorchOCR hmorimitsu/ptlflow megvii-research/MOTRv2 JDAI-CV/fast-reid
+    gjy3035/C-3-Framework ZhaoJ9014/face.evoLVe Turoad/lanedet davidnvq/grit
+    KaihuaTang/Scene-Graph-Benchmark.pytorch fangwei123456/spikingjelly uzh-rpg/RVT
+    wenwenyu/MASTER-pytorch 935963004/LaBraM BytedProtein/ByProt G-U-N/PyCIL TsingZ0/PFLlib
+    zhiyuanyou/UniAD FangyunWei/SLRT automl/NASLib OpenGVLab/OmniQuant jspenmar/monodepth_benchmark
+    TimoStoff/event_cnn_minimal chengtan9907/OpenSTL lhoyer/DAFormer keyu-tian/SparK microsoft/esvit
+    thuml/Corrformer qinenergy/cotta KinWaiCheuk/ReconVAT
+""")
+
+FRESH48 = _repositories("""
+    MassimilianoBiancucci/COIGAN-controllable-object-inpainting
+    AIS-Bonn/OCVP-object-centric-video-prediction Link-qhq/salient-OD callmeray/PointMVSNet
+    ENSTA-U2IS-AI/torch-uncertainty BorealisAI/advertorch hila-chefer/Transformer-Explainability
+    paul007pl/VRCNet PruneTruong/DenseMatching djiajunustc/TransVG Valentyn1997/CausalTransformer
+    vinits5/learning3d Fire-friend/MattingZoom patelrajnath/multilingual_ner salvacarrion/autonmt
+    DungNasSa10/Deep-Learning-Project-2022-1-Vietnamese-Speaker-Verification
+    CherryPieSexy/imitation_learning akandykeller/SelfNormalizingFlows janosh/torch-mnf
+    chomeyama/SiFiGAN twitter-research/graph-neural-pde barrosyan/PINNeAPPle mIXs222/neuode
+    OlaWod/FreeVC mit-han-lab/anycost-gan mittagessen/kraken lz118/RGBT-Salient-Object-Detection
+    Abhinaykotla/EdgeConnect_Plus_Inpainting_with_Edge_and_Color_Guidance
+""")
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
     "fresh21": FRESH21, "fresh22": FRESH22, "fresh23": FRESH23, "fresh24": FRESH24, "fresh25": FRESH25, "fresh26": FRESH26, "fresh27": FRESH27,
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
-    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46,
+    "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
 }
 
 
