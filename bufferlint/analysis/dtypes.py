@@ -315,8 +315,8 @@ def kernel_only(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]
     reads = kernels = 0
     for func in methods:
         me = self_name(func) or ""
-        targets = {id(n) for a in nodes_of(func.body, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for n in nodes_of(_targets(a), cst.Attribute)}
-        reads += sum(1 for n in nodes_of(func.body, cst.Attribute) if _root_is(n, me, attr) and n.attr.value == attr and id(n) not in targets)
+        stored = {id(n) for a in nodes_of(func.body, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for t in _targets(a) for n in nodes_of(t, cst.Attribute)}
+        reads += sum(1 for n in nodes_of(func.body, cst.Attribute) if is_self_attr(n, me, attr) and id(n) not in stored)
         for call in nodes_of(func.body, cst.Call):
             if qualify(call.func) not in _KERNEL_CALLS or len(call.args) < 2 or call.args[0].keyword is not None:
                 continue
@@ -327,7 +327,8 @@ def kernel_only(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]
     return reads > 0 and reads == kernels
 
 
-def _targets(node: cst.CSTNode) -> cst.CSTNode:
+def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What an assignment (plain, augmented or annotated) stores to."""
     if isinstance(node, cst.Assign):
-        return cst.Tuple([cst.Element(t.target) for t in node.targets])
-    return node.target  # type: ignore[attr-defined,no-any-return]
+        return [t.target for t in node.targets]
+    return [node.target]  # type: ignore[attr-defined]

@@ -84,6 +84,15 @@ def init_time_methods(info: ClassInfo) -> frozenset[str]:
     return info.init_time
 
 
+def construction_methods(info: ClassInfo) -> Iterator[tuple[cst.FunctionDef, str]]:
+    """The methods that run while constructing (`init_time_methods`), each with its self name."""
+    for name in init_time_methods(info):
+        func = info.methods.get(name)
+        me = self_name(func) if func is not None else None
+        if func is not None and me is not None:
+            yield func, me
+
+
 def later_methods(info: ClassInfo) -> frozenset[str]:
     """The methods that run after construction: every method `__init__` does not reach, and
     the methods they call on self (an `extend_pe` that `__init__` and `forward` both call)."""
@@ -1088,11 +1097,7 @@ def _places_held_modules(info: ClassInfo) -> bool:
     (`self.unet.to(self.device)`): the whole module lives where the class puts it, and a later
     `self.t.to(x.device)` is a guard for inputs, no sign the tensor should follow `.to()`."""
     tensors = {a.attr for a in info.assignments if a.kind is ValueKind.TENSOR}
-    for name in init_time_methods(info):
-        func = info.methods.get(name)
-        me = self_name(func) if func is not None else None
-        if func is None or me is None:
-            continue
+    for func, me in construction_methods(info):
         for call in nodes_of(func.body, cst.Call):
             if _moves_held_to_own_device(call, me, tensors):
                 return True

@@ -16,8 +16,8 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo, ValueKind
-from bufferlint.analysis.flow import is_self_attr, self_name
-from bufferlint.analysis.intent import init_time_methods
+from bufferlint.analysis.flow import is_self_attr
+from bufferlint.analysis.intent import construction_methods
 from bufferlint.analysis.parameters import frozen_parameter_data
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import nodes_of
@@ -40,11 +40,7 @@ def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: C
     layers = _held_layers(info, qualify)
     if not layers:
         return
-    for name in init_time_methods(info):
-        func = info.methods.get(name)
-        me = self_name(func) if func is not None else None
-        if func is None or me is None:
-            continue
+    for func, me in construction_methods(info):
         for assign in nodes_of(func.body, cst.Assign):
             if len(assign.targets) != 1:
                 continue

@@ -12,7 +12,7 @@ from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, layer_owned, own_bookkeeping
 from bufferlint.analysis.intent import init_time_methods
-from bufferlint.analysis.layer_weights import frozen_layer_weights
+from bufferlint.analysis.layer_weights import FrozenLayerWeight, frozen_layer_weights
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -146,16 +146,19 @@ class FrozenParameterRule(Rule):
     skips_test_files = True
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
-        unfreezing: Optional[Unfreezing] = None
+        unfreezing: Optional[Unfreezing] = None  # the file's unfreezing, read once when first needed
         layers_frozen = analysis.may_match(_LAYER_WEIGHT_TEXT)  # `self.emb.weight = ...`: rare, checked by text first
         for info in analysis.module_classes:
-            if layers_frozen:
-                yield from self._layer_findings(analysis, info)
+            held = list(frozen_layer_weights(info, analysis.inference, analysis.resolver.qualify)) if layers_frozen else []
             frozen = frozen_parameters(info, analysis.inference, analysis.function)
+            if unfreezing is None and (held or frozen):
+                unfreezing = find_unfreezing(analysis.module)
+            if held:
+                assert unfreezing is not None
+                yield from self._layer_findings(analysis, info, held, unfreezing)
             if not frozen or quantized_slot(frozen, analysis.inference) is not None:
                 continue  # a quantized layer's frozen parameters are its loaded weights
-            if unfreezing is None:
-                unfreezing = find_unfreezing(analysis.module)
+            assert unfreezing is not None
             related = related_classes(info, analysis.classes)
             trainable = _trainable_names(analysis, info, frozen)
             for parameter in frozen:
@@ -171,11 +174,12 @@ class FrozenParameterRule(Rule):
                     continue  # a dummy in the slot other configurations fill with a submodule
                 yield self._finding(analysis, info, parameter, frozen)
 
-    def _layer_findings(self, analysis: FileAnalysis, info: ClassInfo) -> Iterator[Finding]:
+    def _layer_findings(
+        self, analysis: FileAnalysis, info: ClassInfo, weights: list[FrozenLayerWeight], unfreezing: Unfreezing
+    ) -> Iterator[Finding]:
         """Frozen weights the class puts into torch layers it holds (`self.emb.weight = ...`)."""
-        for held in frozen_layer_weights(info, analysis.inference, analysis.resolver.qualify):
-            unfreezing = find_unfreezing(analysis.module)
-            related = related_classes(info, analysis.classes)
+        related = related_classes(info, analysis.classes)
+        for held in weights:
             names = (held.name, held.layer)
             if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name) is not None for name in names):
                 continue
