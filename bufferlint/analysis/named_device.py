@@ -198,7 +198,26 @@ def _names_device(target: cst.BaseExpression, context: _Context, depth: int) -> 
         return _names_device_name(target.value, context, depth)
     if isinstance(target, cst.Attribute):
         return _names_device_attribute(target, context, depth)
+    if isinstance(target, cst.Subscript):
+        return _names_device_item(target, context, depth)
     return False
+
+
+def _names_device_item(target: cst.Subscript, context: _Context, depth: int) -> bool:
+    """`config["device"]`, `self.opt["gpu_id"]`: the entry, under a string key that names no
+    dtype, of a mapping that names devices as a name or attribute would (an argument, a setting
+    the class keeps); not an entry of a literal the method builds."""
+    key = _string_key(target)
+    if key is None or any(word in _DTYPE_WORDS for word in key.lower().split("_")) or key.lower().endswith("dtype"):
+        return False
+    return _names_device(target.value, context, depth + 1)
+
+
+def _string_key(target: cst.Subscript) -> Optional[str]:
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    key = target.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str) else None
 
 
 def _is_dtype(target: cst.BaseExpression) -> bool:
