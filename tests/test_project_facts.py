@@ -961,19 +961,33 @@ TRAINABLE_ONLY = (
     "import torch\n\n\ndef make_optimizer(net, lr):\n"
     "    params = [p for p in net.parameters() if p.requires_grad]\n    return torch.optim.Adam(params, lr)\n"
 )
+TIMM_GROUPS = (
+    "import torch\nimport timm.optim.optim_factory as optim_factory\n\n\ndef make_optimizer(net, lr):\n"
+    "    groups = optim_factory.add_weight_decay(net, 0.05)\n    return torch.optim.AdamW(groups, lr)\n"
+)
+SCHEDULER_DEMO = "\n\nif __name__ == '__main__':\n    demo = torch.optim.Adam([torch.zeros(3, 64, 3, 3)], lr=2e-4)\n"
 RESUME = "from optim import make_optimizer\n\n\ndef resume(net, state):\n    opt = make_optimizer(net, 0.1)\n    opt.load_state_dict(state['optimizer'])\n"
 
 
 @pytest.mark.parametrize(
     ("builder", "fix"),
-    [(TRAINABLE_ONLY, "unsafe"), (TRAINABLE_ONLY.replace(" if p.requires_grad", ""), "none")],
-    ids=["trainable-only", "every-parameter"],
+    [
+        (TRAINABLE_ONLY, "unsafe"),
+        (TRAINABLE_ONLY.replace(" if p.requires_grad", ""), "none"),
+        (TIMM_GROUPS, "unsafe"),
+        (TIMM_GROUPS.replace("optim_factory.add_weight_decay(net, 0.05)", "list(net.parameters())"), "none"),
+        (TRAINABLE_ONLY + SCHEDULER_DEMO, "unsafe"),
+        (TRAINABLE_ONLY + SCHEDULER_DEMO.replace("[torch.zeros(3, 64, 3, 3)]", "[net.weight]"), "none"),
+    ],
+    ids=["trainable-only", "every-parameter", "timm-groups", "plain-groups", "scheduler-demo", "demo-over-a-weight"],
 )
 def test_a_resumed_optimizer_given_only_trainable_parameters_never_held_a_frozen_one(
     builder: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Resuming is harmless when every optimizer the project builds skips parameters that do not
-    require grad: the frozen one was never in it, so turning it into a buffer changes no group."""
+    require grad (itself, or through timm's `add_weight_decay`): the frozen one was never in it,
+    so turning it into a buffer changes no group. An optimizer over tensors the call builds from
+    constants (a scheduler's demo) holds no module's parameters; one over a weight may."""
     root = _project(tmp_path / "p4t", {"adapter.py": FROZEN, "optim.py": builder, "train.py": RESUME})
     findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
     assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]

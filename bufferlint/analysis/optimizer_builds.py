@@ -14,7 +14,9 @@ grad never held the frozen one, so resuming it is unaffected:
 A build is **filtered** when nothing in its arguments reads `.parameters()` (or
 `.named_parameters()`) unfiltered and either its arguments filter (`filter(lambda p:
 p.requires_grad, ...)`, a comprehension testing `requires_grad`) or the function building it reads
-`requires_grad`. What counts as a build: a `torch.optim` class (by name or dotted), a call indexed
+`requires_grad` (or groups them with timm's `add_weight_decay`, which leaves frozen ones out). A
+list of tensors the call builds from constants (`Adam([torch.zeros(3)])`, a scheduler's demo) is
+no module's parameters. What counts as a build: a `torch.optim` class (by name or dotted), a call indexed
 out of a table whose name says optimizer (`factory[name](...)`), and any other call whose name
 says optimizer (`build_optimizer(cfg, model)`); the project's own builders among the last are
 read where they are defined, not at their calls. Learning-rate schedulers are no builds.
@@ -37,6 +39,10 @@ OPTIMIZER_CLASSES = frozenset(
 _NOT_BUILD_MODULES = frozenset(("lr_scheduler", "swa_utils"))
 _OPTIMIZER_METHODS = frozenset(("load_state_dict", "state_dict", "zero_grad", "step", "add_param_group"))
 _PARAMETER_LISTS = frozenset(("parameters", "named_parameters"))
+# timm's parameter-group helpers, which leave out every parameter that does not require grad
+_TRAINABLE_GROUPS = frozenset(("add_weight_decay", "param_groups_weight_decay", "param_groups_layer_decay"))
+# the roots of calls that build a tensor or a Parameter from constants (`torch.zeros`, `nn.Parameter`)
+_TENSOR_BUILDERS = frozenset(("torch", "nn", "Parameter"))
 
 Function = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Module]
 
@@ -120,14 +126,22 @@ def _dotted(node: ast.AST) -> str:
 
 
 def _reads_requires_grad(scope: Function) -> bool:
+    """The scope reads `requires_grad`, or groups parameters with a timm helper that skips those
+    that do not require grad (`optim_factory.add_weight_decay(model, wd)`, as MAE's pretraining
+    script does)."""
     return any(
-        isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load)
+        (isinstance(node, ast.Attribute) and node.attr == "requires_grad" and isinstance(node.ctx, ast.Load))
+        or (isinstance(node, ast.Call) and called_name(node.func) in _TRAINABLE_GROUPS)
         for node in _own_nodes(scope, lambdas=True)
     )
 
 
 def _filtered(call: ast.Call, reads_grad: bool) -> bool:
-    """No unfiltered parameter list among the arguments, and a filter in them or around them."""
+    """No unfiltered parameter list among the arguments, and a filter in them or around them;
+    or tensors the call builds itself (a scheduler's demo: `Adam([torch.zeros(3, 3)], lr=1e-3)`),
+    which are no module's parameters."""
+    if _fresh_tensors(call):
+        return True
     arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
     unfiltered, filters = False, False
     for argument in arguments:
@@ -135,6 +149,23 @@ def _filtered(call: ast.Call, reads_grad: bool) -> bool:
         unfiltered |= bare
         filters |= filtering
     return not unfiltered and (filters or reads_grad)
+
+
+def _fresh_tensors(call: ast.Call) -> bool:
+    """The optimizer is given a list of tensors built in place from constants alone
+    (`[torch.zeros(3, 64)]`, `[nn.Parameter(torch.randn(2, 2))]`)."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "params"), None)
+    return isinstance(given, (ast.List, ast.Tuple)) and bool(given.elts) and all(_built_from_constants(e) for e in given.elts)
+
+
+def _built_from_constants(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_built_from_constants(element) for element in node.elts)
+    if isinstance(node, ast.Call) and _dotted(node.func).split(".")[0] in _TENSOR_BUILDERS:
+        return all(_built_from_constants(arg) for arg in [*node.args, *(k.value for k in node.keywords)])
+    return False
 
 
 def _parameter_reads(node: ast.AST) -> tuple[bool, bool]:
