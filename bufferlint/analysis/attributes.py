@@ -21,13 +21,14 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised, tensor_params
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder, HostPartner
-from bufferlint.analysis.factory_sizes import Qualify, is_zero_dim, scalar_names, static_numel, vector_names
+from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
 from bufferlint.analysis.named_device import shared_generator_device
+from bufferlint.analysis.names import Qualify
 from bufferlint.analysis.never_given import given_parameters, never_given
 from bufferlint.analysis.parameters import is_parameter_call
 from bufferlint.analysis.paths import enclosing

@@ -16,14 +16,14 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional, Protocol
+from typing import Iterable, Optional, Protocol
 
 import libcst as cst
 
 from bufferlint.analysis.flow import child_nodes
+from bufferlint.analysis.names import Qualify
 from bufferlint.analysis.walk import nodes_of
 
-Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
 # Methods that move a module on request: what they move, they move because the caller asked.
 DEVICE_MOVE_METHODS = frozenset(("cuda", "to", "_apply", "cpu", "to_device", "to_empty"))

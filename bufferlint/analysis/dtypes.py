@@ -18,7 +18,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import is_self_attr, self_name
-from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.names import Qualify, dotted_name
 from bufferlint.analysis.walk import is_name, nodes_of
 
 _COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
@@ -48,7 +48,7 @@ class ComplexCheck:
         self,
         function: Callable[[str], Optional[cst.FunctionDef]],
         method: Callable[[str], Optional[cst.FunctionDef]],
-        qualify: Callable[[cst.BaseExpression], Optional[str]],
+        qualify: Qualify,
         project: Optional[tuple[frozenset[str], frozenset[str]]],
     ) -> None:
         self.function, self.method, self.qualify, self.project = function, method, qualify, project
@@ -117,7 +117,7 @@ def _mentions_complex(node: cst.CSTNode) -> bool:
     return any(dotted_name(call.func) in ("torch.complex", "complex") for call in nodes_of(node, cst.Call))
 
 
-def dtype_pin(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+def dtype_pin(value: cst.BaseExpression, qualify: Qualify) -> Optional[str]:
     """The part of `value` that sets its floating dtype on purpose (`dtype=torch.float32`,
     `.double()`, `.to(torch.float64)`, `torch.FloatTensor(...)`), or None."""
     code = cst.Module([]).code_for_node
@@ -136,12 +136,12 @@ def dtype_pin(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression],
     return None
 
 
-def _pinned(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _pinned(node: cst.BaseExpression, qualify: Qualify) -> bool:
     qualified = qualify(node)
     return qualified is not None and qualified.startswith("torch.") and qualified[len("torch.") :] in _PINNED_DTYPES
 
 
-def boundary_use(info: ClassInfo, attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+def boundary_use(info: ClassInfo, attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef]) -> Optional[str]:
     """The call that uses `self.<attr>` as sorted boundaries (`torch.bucketize(x, self.bins)`)."""
     for func in methods:
         me = self_name(func) or ""
@@ -195,7 +195,7 @@ _DTYPE_STRICT_CALLS = frozenset(
 _FLOAT_CASTS = frozenset(("float", "double"))
 
 
-def strict_op_with_cast(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> Optional[str]:
+def strict_op_with_cast(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef]) -> Optional[str]:
     """The op (`torch.matmul(self.m, index.float().T)`, `self.m @ x.double()`) that takes
     `self.<attr>` and a value the code casts to a fixed floating dtype: after `.half()` a buffer
     would be half and the other operand still float32, which these ops refuse."""
@@ -213,7 +213,7 @@ def strict_op_with_cast(attr: str, qualify: Callable[[cst.BaseExpression], Optio
     return None
 
 
-def _strict_operands(node: cst.CSTNode, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> list[cst.BaseExpression]:
+def _strict_operands(node: cst.CSTNode, qualify: Qualify) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation):
         return [node.left, node.right] if isinstance(node.operator, cst.MatrixMultiply) else []
     assert isinstance(node, cst.Call)
@@ -255,7 +255,7 @@ _SPARSE_CONSTRUCTORS = frozenset(
 _SPARSE_METHODS = frozenset("to_sparse to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc".split())
 
 
-def sparse_value(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+def sparse_value(value: cst.BaseExpression, qualify: Qualify) -> Optional[str]:
     """The part of `value` that makes a sparse tensor (`torch.sparse_coo_tensor(...)`, `.to_sparse()`), or None."""
     for call in nodes_of(value, cst.Call):
         constructor = qualify(call.func)
@@ -306,7 +306,7 @@ _KERNEL_CALLS = frozenset(
 )
 
 
-def kernel_only(attr: str, qualify: Callable[[cst.BaseExpression], Optional[str]], methods: Iterable[cst.FunctionDef]) -> bool:
+def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef]) -> bool:
     """Every read of `self.<attr>` is the weight of a functional convolution or linear map whose
     input is not cast to a fixed dtype (`F.conv1d(x, self.wsin, stride=h)`): these ops refuse a
     weight of another dtype than the input, so after `.half()` the plain float32 kernel already

@@ -43,7 +43,7 @@ from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.intent import init_time_methods, self_calls
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
-from bufferlint.analysis.names import code_excerpt
+from bufferlint.analysis.names import Qualify, code_excerpt
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
 from bufferlint.analysis.walk import callee_name, is_name, nodes_of
 
@@ -499,7 +499,7 @@ def _size_values(call: cst.Call, qualified: Optional[str]) -> set[int]:
 _HOST_FACTORIES = frozenset(("torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor"))
 
 
-def _rebuilt_on_host(helper: cst.FunctionDef, call: cst.Call, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> frozenset[int]:
+def _rebuilt_on_host(helper: cst.FunctionDef, call: cst.Call, qualify: Qualify) -> frozenset[int]:
     """The arguments (by id) that a helper of the file rebuilds on the host before anything else
     reads them (`v = torch.tensor([v[0], v[1], 1], dtype=v.dtype)`): only their values arrive, so
     their device meets nothing there."""
@@ -513,7 +513,7 @@ def _rebuilt_on_host(helper: cst.FunctionDef, call: cst.Call, qualify: Callable[
     return frozenset(rebuilt)
 
 
-def _host_rebuilt(func: cst.FunctionDef, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _host_rebuilt(func: cst.FunctionDef, name: str, qualify: Qualify) -> bool:
     """A statement of the body rebinds `name` to a host factory without `device=` on every path
     (`v = torch.tensor(...)`, or in both branches of an `if`), and nothing reads `name` before
     it except those factories."""
@@ -529,7 +529,7 @@ def _host_rebuilt(func: cst.FunctionDef, name: str, qualify: Callable[[cst.BaseE
     return False
 
 
-def _rebuilds(statement: cst.BaseStatement, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _rebuilds(statement: cst.BaseStatement, name: str, qualify: Qualify) -> bool:
     if isinstance(statement, cst.SimpleStatementLine):
         return any(isinstance(small, cst.Assign) and _rebinds_on_host(small, name, qualify) for small in statement.body)
     if isinstance(statement, cst.If) and statement.orelse is not None:
@@ -542,11 +542,11 @@ def _rebuilds(statement: cst.BaseStatement, name: str, qualify: Callable[[cst.Ba
     return False
 
 
-def _rebinds_on_host(assign: cst.Assign, name: str, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _rebinds_on_host(assign: cst.Assign, name: str, qualify: Qualify) -> bool:
     return any(is_name(t.target, name) for t in assign.targets) and _host_factory(assign.value, qualify)
 
 
-def _host_factory(value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+def _host_factory(value: cst.BaseExpression, qualify: Qualify) -> bool:
     return (
         isinstance(value, cst.Call) and qualify(value.func) in _HOST_FACTORIES
         and not any(arg.keyword is not None and arg.keyword.value == "device" for arg in value.args)

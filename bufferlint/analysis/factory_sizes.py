@@ -8,13 +8,13 @@ computed stays unknown (None), and unknown is never "small".
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 import libcst as cst
 
 from bufferlint.analysis.flow import locals_always
+from bufferlint.analysis.names import Qualify
 
-Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
 # Factories whose positional arguments (or one sequence argument, or `size=`) are the shape.
 _SHAPE_FACTORIES = frozenset("zeros ones empty rand randn full".split())

@@ -30,14 +30,15 @@ What does not name a device (and so stays a finding):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
+from bufferlint.analysis.cuda_intent import decides_on_cuda, is_cuda_literal
 from bufferlint.analysis.flow import StatementSite, self_name, stored_names
-from bufferlint.analysis.cuda_intent import Qualify, decides_on_cuda, is_cuda_literal
 from bufferlint.analysis.grad import argument_keyword
+from bufferlint.analysis.names import Qualify
 from bufferlint.analysis.walk import nodes_of
 
 # `.to(<first argument>)` with one of these names converts the dtype, not the device.
@@ -356,7 +357,7 @@ def _kept_setting(context: _Context, attr: str, depth: int) -> bool:
 
 
 def shared_generator_device(
-    info: ClassInfo, value: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], Optional[str]]
+    info: ClassInfo, value: cst.BaseExpression, qualify: Qualify
 ) -> Optional[str]:
     """The device expression (as code) that `value` is built on with `device=` and that a
     `torch.Generator(device=...)` the class builds while constructing uses too; not a literal and

@@ -7,9 +7,12 @@ cheap pass over the import statements gives the same answers for the code we car
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
+
+# How a file's imports name an expression (`nn.Linear` -> `torch.nn.Linear`), or None.
+Qualify = Callable[[cst.BaseExpression], Optional[str]]
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
