@@ -431,3 +431,26 @@ def test_the_remedy_a_frozen_layer_weight_names_keeps_keys_and_output() -> None:
     remedied.load_state_dict(original.state_dict(), strict=True)
     assert torch.equal(remedied(hours), original(hours))
     assert list(original.parameters()) and not list(remedied.parameters())
+
+
+def test_the_remedy_a_frozen_own_layer_weight_names_keeps_keys_and_output() -> None:
+    """fixtures/buf008/own_layer_weight.py: the remedy BUF008 names for the frozen table a conv
+    subclass puts into its own weight and bias (`del self.weight`, then
+    `self.register_buffer("weight", ...)`) keeps the `state_dict()` keys, loads an old checkpoint
+    strictly, gives the same output, follows `.to(torch.float64)`, and leaves parameters() empty."""
+    case = next(c for c in all_cases() if c.id == "buf008/own_layer_weight")
+    findings = check_bytes(case.source, str(case.path), case.settings()).findings
+    assert [(f.code, f.location.row) for f in findings] == [("BUF008", 19), ("BUF008", 20), ("BUF008", 28), ("BUF008", 29)]
+    module = load_module(case.path)
+    original = module.ColourShift(255.0, (0.45, 0.44, 0.40), (0.5, 1.0, 2.0))
+    remedied = module.ColourShift(255.0, (0.45, 0.44, 0.40), (0.5, 1.0, 2.0))
+    for name in ("weight", "bias"):
+        table = getattr(remedied, name).detach()
+        delattr(remedied, name)
+        remedied.register_buffer(name, table)
+    image = torch.rand(2, 3, 8, 8)
+    assert list(remedied.state_dict()) == list(original.state_dict())
+    remedied.load_state_dict(original.state_dict(), strict=True)
+    assert torch.equal(remedied(image), original(image))
+    assert remedied.to(torch.float64)(image.double()).dtype == torch.float64
+    assert list(original.parameters()) and not list(remedied.parameters())

@@ -10,7 +10,7 @@ buffer applied with `torch.nn.functional` (`F.embedding(x, self.table)`), which 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -18,9 +18,10 @@ from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.flow import is_self_attr
 from bufferlint.analysis.intent import construction_methods
+from bufferlint.analysis.names import Qualify
 from bufferlint.analysis.parameters import frozen_parameter_data
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of
 
 _LAYER_TENSORS = frozenset(("weight", "bias"))
 
@@ -35,7 +36,7 @@ class FrozenLayerWeight:
     statement: cst.Assign
 
 
-def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> Iterator[FrozenLayerWeight]:
+def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: Qualify) -> Iterator[FrozenLayerWeight]:
     """The frozen parameters the class's construction puts into torch layers it builds itself."""
     layers = _held_layers(info, qualify)
     if not layers:
@@ -53,7 +54,7 @@ def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: C
                 yield FrozenLayerWeight(layer, target.attr.value, layers[layer], assign)
 
 
-def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Callable[[cst.BaseExpression], Optional[str]], depth: int = 0) -> bool:
+def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Qualify, depth: int = 0) -> bool:
     """The data is a table the method computes with torch or NumPy (`torch.arange(n).view(...)`,
     or a local every binding of which is one): a constant, not weights loaded from a checkpoint
     (`weights.get_tensor(name)` in an inference server, which freezes everything it loads)."""
@@ -89,7 +90,7 @@ def _loaded(arg: cst.BaseExpression) -> bool:
 _LOADERS = frozenset(("load", "get_tensor", "get_sharded", "load_state_dict", "from_pretrained", "loadtxt", "fromfile"))
 
 
-def _held_layers(info: ClassInfo, qualify: Callable[[cst.BaseExpression], Optional[str]]) -> dict[str, str]:
+def _held_layers(info: ClassInfo, qualify: Qualify) -> dict[str, str]:
     """Attributes every assignment of which builds one torch layer class (`nn.Embedding(...)`)."""
     layers: dict[str, str] = {}
     for attr in {a.attr for a in info.assignments if a.kind is ValueKind.MODULE}:
@@ -103,3 +104,79 @@ def _held_layers(info: ClassInfo, qualify: Callable[[cst.BaseExpression], Option
             if layer is not None and torch_api.is_layer_base(layer):
                 layers[attr] = layer
     return layers
+
+
+@dataclass(frozen=True)
+class FrozenOwnWeight:
+    """`self.weight.data = <table>` in the constructor of a torch layer subclass that freezes that
+    weight there too (EDSR's `MeanShift(nn.Conv2d)`: a fixed colour shift kept in a conv)."""
+
+    name: str
+    layer_class: str  # the torch layer it subclasses, qualified (`torch.nn.Conv2d`)
+    statement: cst.Assign  # where the table goes in
+
+
+def frozen_own_weights(info: ClassInfo, qualify: Qualify) -> Iterator[FrozenOwnWeight]:
+    """The weights a torch layer subclass fills with a table it computes and freezes, while
+    constructing; only in a class that holds nothing else (a module freezing everything it holds
+    is a frozen pretrained part, not a constant)."""
+    layer = next((base for base in info.qualified_bases if torch_api.is_layer_base(base)), None)
+    if layer is None or info.submodules or info.parameters or info.registered_parameters:
+        return
+    for func, me in construction_methods(info):
+        frozen = _frozen_here(func, me)
+        for assign in nodes_of(func.body, cst.Assign) if frozen else ():
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            name = _own_data_target(target, me)
+            if name in frozen and _computed(assign.value, qualify):
+                yield FrozenOwnWeight(name, layer, assign)
+
+
+def _own_data_target(target: Optional[cst.BaseExpression], me: str) -> Optional[str]:
+    """`weight` for `self.weight.data`."""
+    if isinstance(target, cst.Attribute) and target.attr.value == "data":
+        inner = target.value
+        if isinstance(inner, cst.Attribute) and inner.attr.value in _LAYER_TENSORS and is_self_attr(inner, me):
+            return inner.attr.value
+    return None
+
+
+def _frozen_here(func: cst.FunctionDef, me: str) -> frozenset[str]:
+    """The layer tensors the method freezes: `self.weight.requires_grad = False` (or
+    `requires_grad_(False)`) each, and both under `for p in self.parameters(): p.requires_grad =
+    False`. `self.requires_grad = False` sets a plain attribute of the module and freezes nothing."""
+    frozen: set[str] = set()
+    for node in nodes_of(func.body, (cst.Assign, cst.Call)):
+        receiver = _frozen_receiver(node)
+        if isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me) and receiver.attr.value in _LAYER_TENSORS:
+            frozen.add(receiver.attr.value)
+    for loop in nodes_of(func.body, cst.For):
+        over = loop.iter
+        if (
+            isinstance(over, cst.Call) and isinstance(over.func, cst.Attribute) and over.func.attr.value == "parameters"
+            and isinstance(over.func.value, cst.Name) and over.func.value.value == me and isinstance(loop.target, cst.Name)
+        ):
+            name = loop.target.value
+            if any(isinstance(r, cst.Name) and r.value == name for r in map(_frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))):
+                frozen.update(_LAYER_TENSORS)
+    return frozenset(frozen)
+
+
+def _frozen_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`r` of `r.requires_grad = False` or `r.requires_grad_(False)`."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_name(node.value, "False"):
+        target = node.targets[0].target
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            return target.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        if len(node.args) == 1 and is_name(node.args[0].value, "False"):
+            return node.func.value
+    return None
+
+
+def _computed(value: cst.BaseExpression, qualify: Qualify) -> bool:
+    """A table the expression computes with torch or NumPy (`torch.eye(3).view(3, 3, 1, 1) / std`),
+    reading nothing loaded."""
+    calls = list(nodes_of(value, cst.Call))
+    roots = {(qualify(call.func) or "").split(".")[0] for call in calls}
+    return bool(roots & {"torch", "numpy"}) and not any(_loaded(call) for call in calls)

@@ -12,7 +12,7 @@ from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, layer_owned, own_bookkeeping
 from bufferlint.analysis.intent import init_time_methods
-from bufferlint.analysis.layer_weights import FrozenLayerWeight, frozen_layer_weights
+from bufferlint.analysis.layer_weights import FrozenLayerWeight, FrozenOwnWeight, frozen_layer_weights, frozen_own_weights
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -65,6 +65,13 @@ class FrozenParameterRule(Rule):
     then `self.emb.register_buffer("weight", table)`, which keeps the `state_dict()` key), and a
     rewrite inside a layer the class holds is not offered. Weights read from a checkpoint
     (`weights.get_tensor(name)`, `torch.load(...)`) are no computed table and are left alone.
+    So does a torch layer subclass that fills its own weight with such a table and freezes it
+    while constructing (EDSR's `MeanShift(nn.Conv2d)`: `self.weight.data = torch.eye(3).view(3, 3,
+    1, 1) / std`, then `self.weight.requires_grad = False` or `for p in self.parameters():
+    p.requires_grad = False`), when it holds nothing else; the remedy is `del self.weight`, then
+    `self.register_buffer("weight", table)`. `self.requires_grad = False` freezes nothing (it sets
+    a plain attribute of the module), and a subclass that also holds a submodule freezes a part,
+    not a constant: neither is reported.
 
     ## What counts as unfreezing
     A finding needs proof that nothing in the repository unfreezes the parameter, so any of these
@@ -142,20 +149,25 @@ class FrozenParameterRule(Rule):
     code = "BUF008"
     name = "frozen-parameter"
     summary = "nn.Parameter with requires_grad=False is a constant: register it as a buffer"
-    triggers = ("Parameter",)
+    triggers = ("Parameter", "requires_grad")  # a layer subclass freezing its own weight may spell no Parameter
     skips_test_files = True
 
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         unfreezing: Optional[Unfreezing] = None  # the file's unfreezing, read once when first needed
         layers_frozen = analysis.may_match(_LAYER_WEIGHT_TEXT)  # `self.emb.weight = ...`: rare, checked by text first
+        own_frozen = analysis.may_match(_OWN_WEIGHT_TEXT)  # `self.weight.data = ...`
         for info in analysis.module_classes:
             held = list(frozen_layer_weights(info, analysis.inference, analysis.resolver.qualify)) if layers_frozen else []
+            own = list(frozen_own_weights(info, analysis.resolver.qualify)) if own_frozen and info.is_layer_subclass else []
             frozen = frozen_parameters(info, analysis.inference, analysis.function)
-            if unfreezing is None and (held or frozen):
+            if unfreezing is None and (held or own or frozen):
                 unfreezing = find_unfreezing(analysis.module)
             if held:
                 assert unfreezing is not None
                 yield from self._layer_findings(analysis, info, held, unfreezing)
+            if own:
+                assert unfreezing is not None
+                yield from self._own_weight_findings(analysis, info, own, unfreezing)
             if not frozen or quantized_slot(frozen, analysis.inference) is not None:
                 continue  # a quantized layer's frozen parameters are its loaded weights
             assert unfreezing is not None
@@ -194,6 +206,25 @@ class FrozenParameterRule(Rule):
             )
             yield self.finding(analysis, held.statement, message, None)
 
+    def _own_weight_findings(
+        self, analysis: FileAnalysis, info: ClassInfo, weights: list[FrozenOwnWeight], unfreezing: Unfreezing
+    ) -> Iterator[Finding]:
+        """Tables a torch layer subclass puts into its own weights and freezes (`MeanShift(nn.Conv2d)`)."""
+        related = related_classes(info, analysis.classes)
+        for own in weights:
+            if unfreezing.unfreezes(info, own.name, related) or analysis.project.may_unfreeze(own.name) is not None:
+                continue
+            if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
+                continue
+            layer = own.layer_class.rpartition(".")[2]
+            message = (
+                f"`{own.name}` of {info.name}, a {layer}, is set to a table its constructor computes and frozen there, "
+                f"and nothing unfreezes it: a constant in parameters() and the optimizer; make it a buffer "
+                f"(`del self.{own.name}`, then `self.register_buffer(\"{own.name}\", ...)`); "
+                f"no fix: a rewrite of a parameter the {layer} owns is not offered"
+            )
+            yield self.finding(analysis, own.statement, message, None)
+
     def _finding(
         self, analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]
     ) -> Finding:
@@ -223,6 +254,8 @@ class FrozenParameterRule(Rule):
 
 # `self.<layer>.weight = ` (or `.bias`): the text every frozen layer weight needs
 _LAYER_WEIGHT_TEXT = re.compile(rb"\.\w+\.(?:weight|bias)[ \t]*=[^=]")
+# `self.weight.data = `: the text a layer subclass filling its own weight needs
+_OWN_WEIGHT_TEXT = re.compile(rb"\.(?:weight|bias)\.data[ \t]*=[^=]")
 
 
 def _stands_in_for_a_module(info: ClassInfo, attr: str) -> bool:
