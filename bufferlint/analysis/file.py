@@ -23,6 +23,7 @@ from bufferlint.analysis.project_facts import EMPTY, TEST_FOLDERS, Lineage, Proj
 from bufferlint.prefilter import text_gate
 from bufferlint.source import ascii_spelled, line_starts, parse
 from bufferlint.analysis.returns import ReturnTypes, module_functions
+from bufferlint.analysis.module_tensors import MODULE_TENSOR_TEXT, module_tensors
 from bufferlint.analysis.tensors import Scope, TensorInference
 from bufferlint.analysis.walk import nodes_of
 
@@ -77,7 +78,7 @@ class FileAnalysis:
         # (and parsed) by name only when a call needs to know whether one returns a tensor.
         self._helpers = ReturnTypes(module_functions(module), functions or {})
         self._left_out_functions = tuple(functions or ())
-        self.inference = TensorInference(self.imports, self._helper_returns_tensor)
+        self.inference = TensorInference(self.imports, self._helper_returns_tensor, self._module_tensor)
         self.resolver = ModuleClassResolver(self.imports, extra_bases)
         self.classes: list[ClassInfo] = class_infos(module)
         self.resolver.resolve(self.classes)
@@ -110,6 +111,15 @@ class FileAnalysis:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # CPython accepted this text already; its warnings were the check's
             return ast.parse(source)
+
+    @cached_property
+    def module_tensors(self) -> frozenset[str]:
+        """The file's module-level tensor constants (`IMAGENET_MEAN = torch.tensor([...])`,
+        module_tensors.py)."""
+        return module_tensors(self.whole_ast) if self.may_match(MODULE_TENSOR_TEXT) else frozenset()
+
+    def _module_tensor(self, name: str) -> bool:
+        return name.isupper() and name in self.module_tensors
 
     def may_match(self, pattern: "re.Pattern[bytes]") -> bool:
         """Whether the file's text may hold a match of `pattern` (True when the text is unknown or

@@ -683,7 +683,7 @@ class _Constant:
             return True
         if name in self.method.locals:
             return name in self.method.constants
-        return name in self.facts.module_constants
+        return name in self.facts.module_constants or self.facts.inference.module_tensor(name)
 
     def _attribute(self, expr: cst.Attribute) -> bool:
         attr = _self_attr(expr, self.method.self_name)

@@ -44,10 +44,15 @@ _COMPARISON_NOT_TENSOR = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 class TensorInference:
     """Decides whether expressions are tensors from their shape, imports and local assignments."""
 
-    def __init__(self, imports: ImportMap, tensor_functions: Callable[[str], bool] = lambda name: False) -> None:
+    def __init__(
+        self, imports: ImportMap, tensor_functions: Callable[[str], bool] = lambda name: False,
+        module_tensor: Callable[[str], bool] = lambda name: False,
+    ) -> None:
         self.imports = imports
         # Functions of this file (by bare name) that are known to return tensors.
         self.tensor_functions = tensor_functions
+        # Names the file binds once, at its top, to a tensor (`IMAGENET_MEAN`, module_tensors.py).
+        self.module_tensor = module_tensor
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         return self.imports.qualify_or_star(node)
@@ -73,7 +78,7 @@ class TensorInference:
         return None
 
     def _name(self, node: cst.Name, scope: Scope) -> bool:
-        return node.value in scope.tensor_locals
+        return node.value in scope.tensor_locals or self.module_tensor(node.value)
 
     def _attribute(self, node: cst.Attribute, scope: Scope) -> bool:
         attr = self.is_self_attr(node, scope)

@@ -40,6 +40,9 @@ class TensorAttribute(Rule):
     `persistent=False` keeps the tensor out of `state_dict()`, so checkpoints stay exactly as they
     were and old ones still load with `strict=True`. Not flagged: a second name for a parameter
     (`self.weight = self.W`, W an `nn.Parameter`), which nn.Module registers as a parameter too.
+    A tensor the file builds once at import under a constant's name (`IMAGENET_MEAN =
+    torch.FloatTensor([...])`, bound once and never changed in place) is a tensor here too:
+    `self.mean_ = IMAGENET_MEAN` keeps a plain tensor attribute.
 
     ## When it is reported
     Only with evidence that the tensor's device matters, named in the message: it meets the

@@ -11,9 +11,11 @@ from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
+from bufferlint.analysis.flow import body_statements
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
+from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
@@ -78,7 +80,10 @@ class ConstantRebuiltInForward(Rule):
     ```
 
     ## What counts as constant
-    Literals, module-level literal constants, torch calls that are not random, attributes set in
+    Literals, module-level literal constants and tensors the file builds once at import under a
+    constant's name (`IMAGENET_MEAN = torch.FloatTensor([...])`, bound once and never changed in
+    place: `IMAGENET_MEAN.to(x)` copies it per call, and its fix registers it as the buffer),
+    torch calls that are not random, attributes set in
     `__init__` to plain values (never tensors, parameters or submodules; a list, dict or set only
     when no code of the file outside `__init__` changes it by item: after a tuner's
     `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
@@ -109,7 +114,9 @@ class ConstantRebuiltInForward(Rule):
     exist then), nor that nothing relied on a fresh tensor per call. No fix when an obligation is
     disproved:
     1. The tensor does not leave the call (returned, put in a list or dict, stored on an
-       object): a buffer would be one tensor every call shares.
+       object): a buffer would be one tensor every call shares. Nor is the local it is bound to
+       bound again by the next statement before anything reads it: the line is a dead store, and
+       the remedy is to delete it, not to keep its tensor as a buffer.
     2. It reads no local variable of the method.
     3. Its dtype is not spelled out (`dtype=torch.float32`, `.double()`): a buffer is cast by
        `.half()` and `.to(torch.bfloat16)`.
@@ -147,7 +154,11 @@ class ConstantRebuiltInForward(Rule):
 
     def _finding(self, analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant, taken: set[str]) -> Finding:
         shown = code_excerpt(found.value, _SHOWN)
-        message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
+        imported = _module_tensor(analysis.inference, found.value)
+        if imported:
+            message = f"`{shown}`, a tensor the file builds at import, is copied to the input's device on every call: register it as a buffer in __init__"
+        else:
+            message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
         reason = _no_fix_reason(analysis, info, found)
         fix: Optional[Fix] = None
         if reason is None:
@@ -158,6 +169,7 @@ class ConstantRebuiltInForward(Rule):
                 edits = (Replace(found.call, found.replacement.build(name)), insert)
                 fix = Fix(Applicability.UNSAFE, f"Hoist into __init__ as non-persistent buffer `{name}`", edits)
                 message += (
+                    "; unsafe: that no caller relied on a fresh copy per call is not proved" if imported else
                     "; unsafe: that the code building it runs at construction too, and that no caller relied on "
                     "a fresh tensor per call, is not proved"
                 )
@@ -249,8 +261,13 @@ def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
 
 def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:
     # A torch call that makes a tensor: `torch.nn.Linear(...).to(x.device)` moves a module.
-    tensor_call = any(facts.inference.is_torch_tensor_call(c) for c in calls_in(expr))
+    tensor_call = any(facts.inference.is_torch_tensor_call(c) for c in calls_in(expr)) or _module_tensor(facts.inference, expr)
     return tensor_call and facts.is_constant(expr, method)
+
+
+def _module_tensor(inference: TensorInference, expr: cst.BaseExpression) -> bool:
+    """`IMAGENET_MEAN`, a tensor the file builds at import (analysis/module_tensors.py)."""
+    return isinstance(expr, cst.Name) and inference.module_tensor(expr.value)
 
 
 def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConstant) -> Optional[str]:
@@ -262,6 +279,9 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     local = _assigned_local(found)
     if local is not None and escapes(found.method.func, local):
         return f"`{local}` leaves {found.method.name}() (returned or stored), and a buffer would be one tensor shared by every call"
+    rebinding = _rebound_unread(found, local) if local is not None else None
+    if rebinding is not None:
+        return f"`{code_excerpt(rebinding, _SHOWN)}` binds `{local}` again before anything reads it: nothing uses the tensor, so delete the line instead"
     facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
         return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
@@ -295,12 +315,32 @@ def _assigned_local(found: RebuiltConstant) -> Optional[str]:
     return None
 
 
+def _rebound_unread(found: RebuiltConstant, local: str) -> Optional[cst.Assign]:
+    """The statement right after the constant's (in the method's own body) when it binds `local`
+    again from a value that does not read it: the constant is a dead store, and hoisting it
+    would keep a tensor nothing uses."""
+    site = found.site.site
+    body = body_statements(found.method.func.body)
+    if site.nested or site.line.body[-1] is not site.small or site.top_index + 1 >= len(body):
+        return None
+    following = body[site.top_index + 1]
+    if type(following) is not cst.SimpleStatementLine or type(following.body[0]) is not cst.Assign:
+        return None
+    rebinding = following.body[0]
+    targets = [t.target for t in rebinding.targets]
+    if not any(is_name(t, local) for t in targets) or local in _names(rebinding.value):
+        return None
+    return rebinding
+
+
 def _wanted_name(found: RebuiltConstant) -> str:
     """The local it is bound to, or the keyword it is passed as, or `<method>_const`: never the
     name of the torch function that builds it (`tensor`, `LongTensor` say nothing)."""
     local = _assigned_local(found)
     if local is not None:
         return local
+    if isinstance(found.value, cst.Name):
+        return found.value.value.lower()  # `IMAGENET_MEAN`: `imagenet_mean`
     small = found.site.site.small
     for arg in nodes_of(small, cst.Arg):
         if arg.keyword is not None and arg.value is found.call:
