@@ -268,11 +268,14 @@ def test_a_frozen_parameter_a_holder_unfreezes_wholesale(
         # never a Parameter: on a module's Parameter it would raise TypeError, so another object's
         ("def rescale(box, s):\n    box.gate = box.gate * s\n", None),
         ("import torch\n\n\ndef reset(box):\n    box.gate = torch.zeros(3)\n", None),
+        # a torch layer the script builds itself is none of the project's classes
+        ("import torch\n\n\ndef stem(w):\n    proj = torch.nn.Linear(3, 3)\n    proj.gate = torch.nn.Parameter(w)\n    return proj\n", None),
+        ("import torch\n\n\ndef stem(w, make):\n    proj = torch.nn.Linear(3, 3)\n    proj = make(proj)\n    proj.gate = torch.nn.Parameter(w)\n", "train.py:7"),
     ],
     ids=[
         "swapped-by-a-script", "own-attribute-of-another-class", "compared", "a-setting", "a-setting-of-another-object",
         "own-attribute-named-this", "static-method-argument", "a-new-parameter", "a-new-parameter-of-arithmetic", "arithmetic",
-        "a-factory",
+        "a-factory", "a-torch-layer-built-here", "a-name-bound-otherwise-too",
     ],
 )
 def test_a_frozen_parameter_set_from_outside_has_no_fix(

@@ -421,7 +421,10 @@ def _attrs_read(assignment: AttrAssignment, me: str) -> set[str]:
 
     def reads(node: cst.CSTNode) -> set[str]:
         found: set[str] = set()
+        metadata = _metadata_only(node)
         for sub in iter_nodes(node):
+            if id(sub) in metadata:
+                continue
             if isinstance(sub, cst.Attribute) and is_name(sub.value, me):
                 found.add(sub.attr.value)
             elif isinstance(sub, cst.Name) and sub.value in through:
@@ -439,6 +442,25 @@ def _attrs_read(assignment: AttrAssignment, me: str) -> set[str]:
                 through[name] = attrs
     assert assignment.value is not None
     return reads(assignment.value)
+
+
+def _metadata_only(node: cst.CSTNode) -> set[int]:
+    """The nodes under `node` read only for their metadata (`x` in `x.shape[0]`, `x.size(1)`):
+    an update computed from a tensor's shape takes nothing from its device."""
+    skipped: set[int] = set()
+    for sub in iter_nodes(node):
+        inner: Optional[cst.BaseExpression] = None
+        if isinstance(sub, cst.Attribute) and sub.attr.value in _METADATA_ATTRS:
+            inner = sub.value
+        elif isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value in _METADATA_CALLS:
+            inner = sub.func.value
+        if inner is not None:
+            skipped.update(id(n) for n in iter_nodes(inner))
+    return skipped
+
+
+# tensor methods that return metadata (`x.size(1)`, `x.dim()`)
+_METADATA_CALLS = frozenset(("size", "dim", "numel", "nelement"))
 
 
 def _walk_hazards(info: ClassInfo, context: ProofContext, hazards: Hazards) -> None:

@@ -486,13 +486,20 @@ _OLD_TORCH = re.compile(rb"""(?<![`\w])["']torch\s*(?:==\s*(?:0\.|1\.[0-5](?![0-
 def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]:
     """Attribute names the file sets on objects other than `self`/`cls` (or another name the file's
     methods give their instance: `def __init__(this, n)`), each with its first line; not on an
-    object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module. Two lists: values
-    that may be a Parameter, and plain Python values (a list, a number), which a buffer refuses."""
+    object of settings (`args.eos = 2`, `self.cfg.eos = 2`), which is no module, nor on a torch
+    layer the file builds into a name (`proj = nn.Conv2d(...)`, then `proj.weight = ...`), which is
+    none of the project's classes. Two lists: values that may be a Parameter, and plain Python
+    values (a list, a number), which a buffer refuses."""
     first: dict[str, int] = {}
     plain: dict[str, int] = {}
+    layers: Optional[frozenset[bytes]] = None
     for match in _SET_FROM_OUTSIDE.finditer(source):
         holder = match.group(1)
         if holder in (b"self", b"cls") or holder in selves or holder.rsplit(b".", 1)[-1] in _SETTINGS_OBJECTS:
+            continue
+        if layers is None:
+            layers = _torch_layer_names(source)
+        if holder in layers:
             continue
         end = source.find(b"\n", match.end())
         value = source[match.end(): end if end >= 0 else len(source)]
@@ -502,6 +509,21 @@ def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> 
         elif not _never_a_parameter(value):
             first.setdefault(name, _line_of(source, match.start(2)))
     return tuple(first.items()), tuple(plain.items())
+
+
+# `nn.Conv2d(` (or `torch.nn.`): a torch layer built; and a name bound to one at a line's start
+_LAYER_VALUE = re.compile(rb"(?:torch\.)?nn\.[A-Z]\w*\(")
+_LAYER_BINDING = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:torch\.)?nn\.[A-Z]\w*\(")
+
+
+def _torch_layer_names(source: bytes) -> frozenset[bytes]:
+    """Names every binding of which in the file (`name = ...` at a line's start) builds a torch layer."""
+    layers: set[bytes] = set()
+    for name in set(_LAYER_BINDING.findall(source)):
+        values = re.findall(rb"(?m)^[ \t]*" + re.escape(name) + rb"[ \t]*=(?!=)[ \t]*(.*)", source)
+        if all(_LAYER_VALUE.match(value) for value in values):
+            layers.add(name)
+    return frozenset(layers)
 
 
 # Values that are never an nn.Parameter: a torch factory (not torch.nn's), numpy, a literal, None,
