@@ -55,16 +55,47 @@ def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[
     `fixed`: the module-level names bound to a literal or an automatic pick."""
     if info.init is None or defining.value is None or info.registered_buffers:
         return False  # a class that registers its other tables relies on `.to()` to place them
-    for assignment in info.assignments_to(defining.attr):
-        if assignment.kind is not ValueKind.TENSOR or assignment.value is None:
-            continue
+    assignments = [a for a in info.assignments_to(defining.attr) if a.kind is ValueKind.TENSOR and a.value is not None]
+    for assignment in assignments:
         context = _Context(info, assignment.method, fixed)
-        if next(_placements(assignment.value), None) is None:
-            if assignment is defining or not _reads_self(assignment.value, assignment.scope.self_name):
+        value = _placed_value(assignment)
+        if next(_placements(value), None) is None:
+            if _replaced_later(info, assignment, assignments, fixed):
+                continue  # `self.w = torch.ones(n)`, then `self.w = self.w.to(args.device)`
+            if assignment is defining or not _reads_self(value, assignment.scope.self_name):
                 return False
-        elif not _all_named(assignment.value, context):
+        elif not _all_named(value, context):
             return False
     return True
+
+
+def _placed_value(assignment: AttrAssignment) -> cst.BaseExpression:
+    """The value, or for `self.mean = mean.view(-1, 1, 1)` with no placement of its own, the one
+    value the method binds the local to (`mean = torch.tensor([...]).to(device)`)."""
+    value = assignment.value
+    assert value is not None
+    if next(_placements(value), None) is not None:
+        return value
+    root = value
+    while isinstance(root, (cst.Subscript, cst.Attribute, cst.Call)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    if isinstance(root, cst.Name):
+        bound = _local_values(assignment.method, root.value)
+        if bound is not None and len(bound) == 1:
+            return bound[0]
+    return value
+
+
+def _replaced_later(info: ClassInfo, assignment: AttrAssignment, assignments: list[AttrAssignment], fixed: frozenset[str]) -> bool:
+    """A later top-level statement of the same method places the attribute's own value on a
+    device the program names (`self.w = self.w.to(args.device)`, also under a test of a setting)."""
+    me = assignment.scope.self_name
+    context = _Context(info, assignment.method, fixed)
+    return any(
+        later.method is assignment.method and later.site.top_index > assignment.site.top_index
+        and later.value is not None and _reads_self(later.value, me) and _all_named(later.value, context)
+        for later in assignments
+    )
 
 
 def built_on_cuda(defining: AttrAssignment, qualify: Qualify) -> bool:
