@@ -676,6 +676,40 @@ FRESH48 = _repositories("""
     Abhinaykotla/EdgeConnect_Plus_Inpainting_with_Edge_and_Color_Guidance
 """)
 
+FRESH49 = _repositories("""
+    ViTAE-Transformer/Remote-Sensing-RVSA Zj-BinXia/DiffIR yinboc/liif caiyuanhao1998/Retinexformer
+    wyf0912/LLFlow lixiny/ArtiBoost z-x-yang/CFBI swuxyj/DeepHash-pytorch ZikangZhou/HiVT
+    bradyz/cross_view_transformers nkolot/GraphCMR ljwztc/CLIP-Driven-Universal-Model
+    ServiceNow/TACTiS HannesStark/3DInfomax ShihaoZhaoZSH/Uni-ControlNet
+    Zhendong-Wang/Diffusion-Policies-for-Offline-RL YanjieZe/3D-Diffusion-Policy
+    dvlab-research/ReviewKD Eric-mingjie/rethinking-network-pruning wyharveychen/CloserLookFewShot
+    cschenxiang/DRSformer deepalchemist/deep-person-search zjukg/NeuralKG Audio-AGI/AudioSep
+    ZhengkunTian/OpenTransformer deepkashiwa20/DL-Traff-Graph RUCAIBox/RecBole-GNN
+    zhvng/open-musiclm dqwang122/HeterSumGraph
+""")
+
+FRESH50 = _repositories("""
+    649453932/Chinese-Text-Classification-Pytorch wasiahmad/NeuralCodeSum KarolisMart/SPECTRE
+    arthurdouillard/incremental_learning.pytorch yhhhli/BRECQ alasdairtran/fourierflow dddzg/up-detr
+    sh-lee-prml/HierSpeechpp universome/stylegan-v yanx27/2DPASS Huangying-Zhan/DF-VO
+    megvii-model/SinglePathOneShot wjmaddox/swa_gaussian bowang-lab/scGPT epfml/landmark-attention
+    khanrc/pt.darts zhangxuying1004/RSTNet DCASE-REPO/DESED_task Kin-Zhang/OpenSceneFlow
+    zgojcic/Rigid3DSceneFlow uncbiag/easyreg xulianuwa/MCTformer CVI-SZU/CLIMS lium-lst/nmtpytorch
+    baal-org/baal Graylab/IgFold Wizaron/instance-segmentation-pytorch williamyang1991/DualStyleGAN
+    SHI-Labs/StyleNAT
+""")
+
+FRESH51 = _repositories("""
+    xcmyz/FastVocoder torcheeg/torcheeg DeepPSP/torch_ecg cuhksz-nlp/R2GenCMN
+    youmi-zym/CompletionFormer gangweiX/IGEV Mathux/TEMOS hysts/pytorch_mpiigaze ZitongYu/CDCN
+    SunnyHaze/IML-ViT IanYeung/RealVSR jw9730/tokengt HazyResearch/hgcn jpuigcerver/PyLaia
+    lyndonzheng/TFill ChenHongruixuan/MambaCD aipixel/GPS-Gaussian Zhongdao/UniTrack wenet-e2e/wekws
+    NVIDIA/earth2mip PKU-MARL/Multi-Agent-Transformer xuhongzuo/DeepOD happinesslz/EPNet
+    grip-unina/TruFor openai/Video-Pre-Training scaomath/galerkin-transformer
+    yandex-research/tabular-dl-num-embeddings nclabhzhang/EMDS lifanchen-simm/transformerCPI
+""")
+
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
@@ -683,6 +717,7 @@ SETS = {
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
     "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
+    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51,
 }
 
 

@@ -616,6 +616,7 @@ class ForwardFacts:
         blocked: set[str] = set(_param_names(method.func))
         for site, calls, _ in self._statements(method.func):
             for target, value in _assigned(site.small):
+                value = _data_of(value)
                 pairs = [(target, value)] if isinstance(target, cst.Name) else _parallel(target, value)
                 if pairs is None:
                     blocked |= set(stored_names(target))
@@ -623,7 +624,8 @@ class ForwardFacts:
                     values.setdefault(bound.value, []).append(element)
             blocked.update(_filled_containers(calls))
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
-                blocked.add(site.small.target.value)
+                # `kernel /= 256.`: still a constant when what it applies is one
+                values.setdefault(site.small.target.value, []).append(site.small.value)
         blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
         constants: list[str] = []  # in the order found
         seen_when: dict[str, int] = {}  # how many constants were visible when a name was last tested
@@ -639,10 +641,42 @@ class ForwardFacts:
                 if name in seen_when and not _mentions_any(exprs, constants[seen_when[name] : visible]):
                     continue
                 seen_when[name] = visible
-                if all(self.is_constant(e, method) for e in exprs):
+                if self._constant_binding(name, exprs, method, constants):
                     constants.append(name)
                     changed = True
         return frozenset(constants)
+
+    def _constant_binding(self, name: str, exprs: list[cst.BaseExpression], method: PathMethod, constants: list[str]) -> bool:
+        """Every value bound to `name` is constant, reading `name` itself as one: a chain from a
+        constant base that only applies constants to it (`k = torch.tensor(...)`, `k /= 256.`,
+        `k = k.repeat(3, 1, 1, 1)`) stays constant; at least one value must not read `name`."""
+        if all(_reads_name(e, name) for e in exprs):
+            return False
+        method.constants = frozenset((*constants, name))
+        try:
+            return all(self.is_constant(e, method) for e in exprs)
+        finally:
+            method.constants = frozenset(constants)
+
+
+def _data_of(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What a value holds, less a device move at its end (`k.repeat(3, 1, 1, 1).to(x.device)`,
+    `.cuda()`, `.type_as(x)`): a constant moved to the input's device is still constant data."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+        if value.func.attr.value != "cuda" and len(value.args) != 1:
+            break
+        value = value.func.value
+    return value
+
+
+# methods that place a tensor without changing its data
+_MOVES = frozenset(("to", "cuda", "type_as"))
+
+
+def _reads_name(expr: cst.BaseExpression, name: str) -> bool:
+    """`expr` reads the variable `name` (not an attribute spelled so: `self.count`)."""
+    attrs = {id(node.attr) for node in nodes_of(expr, cst.Attribute)}
+    return any(node.value == name and id(node) not in attrs for node in nodes_of(expr, cst.Name))
 
 
 def _mentions_any(exprs: list[cst.BaseExpression], names: list[str]) -> bool:

@@ -19,7 +19,7 @@ import libcst as cst
 
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
-from bufferlint.analysis.flow import self_name
+from bufferlint.analysis.flow import body_statements, is_self_attr, self_name
 from bufferlint.analysis.intent import method_reads
 from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
@@ -76,6 +76,8 @@ def frozen_parameters(
         if not isinstance(value, cst.Call) or assignment.augmented:
             continue
         data = frozen_parameter_data(value, inference)
+        if data is False and _frozen_next(assignment, inference):
+            data = argument(value, "data", 0)  # `self.w = nn.Parameter(t)`, then `self.w.requires_grad = False`
         if data is not False:
             found.append(FrozenParameter(assignment.attr, assignment, data if isinstance(data, cst.BaseExpression) else None))
         elif isinstance(value.func, cst.Name):
@@ -83,6 +85,43 @@ def frozen_parameters(
             if helper is not None and returns_frozen_parameter(helper, inference):
                 found.append(FrozenParameter(assignment.attr, assignment, None, helper.name.value))
     return found
+
+
+def _frozen_next(assignment: AttrAssignment, inference: TensorInference) -> bool:
+    """`self.w = nn.Parameter(t)` in a method's own body (not under a branch or loop), and a later
+    statement of that body turns it off: `self.w.requires_grad = False` (or
+    `self.w.requires_grad_(False)`), with no other assignment of `self.w` between. A freeze under
+    a test (`if not bias: self.bias.requires_grad = False`) leaves a configuration that trains it."""
+    value = assignment.value
+    me = assignment.scope.self_name
+    if assignment.site.nested or me is None or not is_parameter_call(value, inference):  # type: ignore[arg-type]
+        return False
+    if argument(value, "requires_grad", 1) is not None:  # type: ignore[arg-type]
+        return False
+    body = body_statements(assignment.method.body)
+    for statement in body[assignment.site.top_index + 1:]:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if _turns_off(small, me, assignment.attr):
+                return True
+            if isinstance(small, cst.Assign) and any(is_self_attr(t.target, me, assignment.attr) for t in small.targets):
+                return False
+    return False
+
+
+def _turns_off(small: cst.BaseSmallStatement, me: str, attr: str) -> bool:
+    """`self.<attr>.requires_grad = False` or `self.<attr>.requires_grad_(False)`."""
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_literal(small.value, "False"):
+        target = small.targets[0].target
+        return isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" and is_self_attr(target.value, me, attr)
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        return (
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_"
+            and len(call.args) == 1 and is_literal(call.args[0].value, "False") and is_self_attr(call.func.value, me, attr)
+        )
+    return False
 
 
 def returns_frozen_parameter(func: cst.FunctionDef, inference: TensorInference) -> bool:

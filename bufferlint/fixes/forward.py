@@ -132,9 +132,16 @@ def self_attribute(self_name_: str, name: str) -> cst.Attribute:
     return cst.Attribute(value=cst.Name(self_name_), attr=cst.Name(name))
 
 
-def mutated_in_place(func: cst.FunctionDef, name: str) -> bool:
-    """`t.add_(...)`, `t[i] = ...`, `t += ...`, `out=t`: a hoisted buffer would carry the change."""
-    return any(_mutates(node, name) for node in iter_nodes(func.body))
+def mutated_in_place(func: cst.FunctionDef, name: str, after: Optional[cst.CSTNode] = None) -> bool:
+    """`t.add_(...)`, `t[i] = ...`, `t += ...`, `out=t`: a hoisted buffer would carry the change.
+    With `after` (a statement of the method's own body, outside any loop), only changes that
+    follow it count: `k /= 256.` before `k = k.repeat(3, 1, 1, 1).to(x.device)` built the constant."""
+    nodes = iter_nodes(func.body)
+    if after is not None:
+        for node in nodes:
+            if node is after:
+                break
+    return any(_mutates(node, name) for node in nodes)
 
 
 def escapes(func: cst.FunctionDef, name: str) -> bool:

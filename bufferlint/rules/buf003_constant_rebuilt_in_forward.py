@@ -19,7 +19,7 @@ from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -87,7 +87,8 @@ class ConstantRebuiltInForward(Rule):
     `__init__` to plain values (never tensors, parameters or submodules; a list, dict or set only
     when no code of the file outside `__init__` changes it by item: after a tuner's
     `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
-    locals bound only to such expressions. The statement-by-statement analysis of a method stops
+    locals bound only to such expressions (also in steps that apply constants to them: `k /= 256.`,
+    then `k = k.repeat(3, 1, 1, 1).to(x.device)`). The statement-by-statement analysis of a method stops
     a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     A tensor the method changes in place once built (`total = torch.zeros(n).to(x.device)`, then
@@ -148,7 +149,8 @@ class ConstantRebuiltInForward(Rule):
             taken: set[str] = set()
             for found in rebuilt_constants(facts):
                 local = _assigned_local(found)
-                if local is not None and mutated_in_place(found.method.func, local):
+                after = None if found.site.site.nested else found.site.site.line
+                if local is not None and mutated_in_place(found.method.func, local, after):
                     continue  # a fresh working tensor each call (`total += part`): no constant
                 yield self._finding(analysis, info, found, taken)
 
@@ -204,7 +206,7 @@ def _constant_on_input_device(
     move = facts.move(call, site.state, method)
     if move is not None:
         subject = move.subject
-        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method) or _trivial(facts, subject):
+        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method, site.state) or _trivial(facts, subject):
             return None
         if isinstance(subject, cst.Call) and facts.inference.qualify(subject.func) in _HOST_DATA_FACTORIES and _number_data(facts, subject, method):
             return None  # `torch.tensor(fillval).to(x.device)`, `fillval = -float(2 ** 30)`: one number
@@ -259,10 +261,15 @@ def _trivial(facts: ForwardFacts, constant: cst.BaseExpression) -> bool:
     return numel is not None and numel <= 1
 
 
-def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod) -> bool:
-    # A torch call that makes a tensor: `torch.nn.Linear(...).to(x.device)` moves a module.
-    tensor_call = any(facts.inference.is_torch_tensor_call(c) for c in calls_in(expr)) or _module_tensor(facts.inference, expr)
-    return tensor_call and facts.is_constant(expr, method)
+def _is_tensor_constant(facts: ForwardFacts, expr: cst.BaseExpression, method: PathMethod, state: FlowState) -> bool:
+    # A torch call that makes a tensor (`torch.nn.Linear(...).to(x.device)` moves a module), a
+    # module-level tensor, or a local a torch factory made on the host (`k.repeat(3, 1, 1, 1)`).
+    tensor = (
+        any(facts.inference.is_torch_tensor_call(c) for c in calls_in(expr))
+        or _module_tensor(facts.inference, expr)
+        or any(name.value in state.cpu for name in nodes_of(expr, cst.Name))
+    )
+    return tensor and facts.is_constant(expr, method)
 
 
 def _module_tensor(inference: TensorInference, expr: cst.BaseExpression) -> bool:

@@ -53,6 +53,11 @@ class FrozenParameterRule(Rule):
     A persistent buffer (the default) keeps the `state_dict()` key `mean`, so checkpoints saved
     before the change still load with `strict=True`.
 
+    So does a Parameter turned off by a later statement of the same body (`self.w =
+    nn.Parameter(t)`, then `self.w.requires_grad = False` or `self.w.requires_grad_(False)`), when
+    neither sits under a branch or loop and nothing binds the name again between; a freeze under
+    a test (`if not bias: self.bias.requires_grad = False`) leaves a configuration that trains it.
+
     A frozen parameter built by a function of the same file counts too (`self.betas =
     to_const(betas)`, where `to_const` returns `nn.Parameter(x, requires_grad=False)`, directly or
     through a name it last bound to one): no fix, since other code may call the helper; have it
@@ -190,12 +195,8 @@ class FrozenParameterRule(Rule):
         self, analysis: FileAnalysis, info: ClassInfo, weights: list[FrozenLayerWeight], unfreezing: Unfreezing
     ) -> Iterator[Finding]:
         """Frozen weights the class puts into torch layers it holds (`self.emb.weight = ...`)."""
-        related = related_classes(info, analysis.classes)
         for held in weights:
-            names = (held.name, held.layer)
-            if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name) is not None for name in names):
-                continue
-            if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
+            if _unfrozen_somewhere(analysis, info, (held.name, held.layer), unfreezing):
                 continue
             layer = held.layer_class.rpartition(".")[2]
             message = (
@@ -210,11 +211,8 @@ class FrozenParameterRule(Rule):
         self, analysis: FileAnalysis, info: ClassInfo, weights: list[FrozenOwnWeight], unfreezing: Unfreezing
     ) -> Iterator[Finding]:
         """Tables a torch layer subclass puts into its own weights and freezes (`MeanShift(nn.Conv2d)`)."""
-        related = related_classes(info, analysis.classes)
         for own in weights:
-            if unfreezing.unfreezes(info, own.name, related) or analysis.project.may_unfreeze(own.name) is not None:
-                continue
-            if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
+            if _unfrozen_somewhere(analysis, info, (own.name,), unfreezing):
                 continue
             layer = own.layer_class.rpartition(".")[2]
             message = (
@@ -250,6 +248,15 @@ class FrozenParameterRule(Rule):
         else:
             message += f"; no fix: {blocker}"
         return self.finding(analysis, parameter.assignment.statement, message, fix)
+
+
+def _unfrozen_somewhere(analysis: FileAnalysis, info: ClassInfo, names: tuple[str, ...], unfreezing: Unfreezing) -> bool:
+    """The file unfreezes one of `names` (or the class as a whole), a script of the run unfreezes
+    one by name, or a model holding the class turns requires_grad on for all it holds."""
+    related = related_classes(info, analysis.classes)
+    if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name) is not None for name in names):
+        return True
+    return analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None
 
 
 # `self.<layer>.weight = ` (or `.bias`): the text every frozen layer weight needs
