@@ -19,9 +19,9 @@ from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.flow import is_self_attr
 from bufferlint.analysis.intent import construction_methods
 from bufferlint.analysis.names import Qualify
-from bufferlint.analysis.parameters import frozen_parameter_data
+from bufferlint.analysis.parameters import frozen_parameter_data, frozen_receiver
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import nodes_of
 
 _LAYER_TENSORS = frozenset(("weight", "bias"))
 
@@ -147,7 +147,7 @@ def _frozen_here(func: cst.FunctionDef, me: str) -> frozenset[str]:
     False`. `self.requires_grad = False` sets a plain attribute of the module and freezes nothing."""
     frozen: set[str] = set()
     for node in nodes_of(func.body, (cst.Assign, cst.Call)):
-        receiver = _frozen_receiver(node)
+        receiver = frozen_receiver(node)
         if isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me) and receiver.attr.value in _LAYER_TENSORS:
             frozen.add(receiver.attr.value)
     for loop in nodes_of(func.body, cst.For):
@@ -157,21 +157,9 @@ def _frozen_here(func: cst.FunctionDef, me: str) -> frozenset[str]:
             and isinstance(over.func.value, cst.Name) and over.func.value.value == me and isinstance(loop.target, cst.Name)
         ):
             name = loop.target.value
-            if any(isinstance(r, cst.Name) and r.value == name for r in map(_frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))):
+            if any(isinstance(r, cst.Name) and r.value == name for r in map(frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))):
                 frozen.update(_LAYER_TENSORS)
     return frozenset(frozen)
-
-
-def _frozen_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
-    """`r` of `r.requires_grad = False` or `r.requires_grad_(False)`."""
-    if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_name(node.value, "False"):
-        target = node.targets[0].target
-        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
-            return target.value
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
-        if len(node.args) == 1 and is_name(node.args[0].value, "False"):
-            return node.func.value
-    return None
 
 
 def _computed(value: cst.BaseExpression, qualify: Qualify) -> bool:

@@ -112,16 +112,21 @@ def _frozen_next(assignment: AttrAssignment, inference: TensorInference) -> bool
 
 def _turns_off(small: cst.BaseSmallStatement, me: str, attr: str) -> bool:
     """`self.<attr>.requires_grad = False` or `self.<attr>.requires_grad_(False)`."""
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_literal(small.value, "False"):
-        target = small.targets[0].target
-        return isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" and is_self_attr(target.value, me, attr)
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        call = small.value
-        return (
-            isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_"
-            and len(call.args) == 1 and is_literal(call.args[0].value, "False") and is_self_attr(call.func.value, me, attr)
-        )
-    return False
+    node = small.value if isinstance(small, cst.Expr) else small
+    receiver = frozen_receiver(node)
+    return receiver is not None and is_self_attr(receiver, me, attr)
+
+
+def frozen_receiver(node: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """`r` of `r.requires_grad = False` or `r.requires_grad_(False)`."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_name(node.value, "False"):
+        target = node.targets[0].target
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            return target.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        if len(node.args) == 1 and is_name(node.args[0].value, "False"):
+            return node.func.value
+    return None
 
 
 def returns_frozen_parameter(func: cst.FunctionDef, inference: TensorInference) -> bool:
