@@ -483,6 +483,8 @@ _SIZE_ARGUMENTS = {
     "torch.nn.functional.adaptive_avg_pool1d": (1, "output_size"),
     "torch.nn.functional.adaptive_avg_pool2d": (1, "output_size"),
     "torch.nn.functional.adaptive_max_pool2d": (1, "output_size"),
+    # a pooling window computed from the input's size (an export stand-in for adaptive pooling)
+    **{f"torch.nn.functional.{kind}_pool{n}d": (1, 2, 3, "kernel_size", "stride", "padding") for kind in ("avg", "max") for n in (1, 2, 3)},
 }
 
 

@@ -51,7 +51,7 @@ class TensorAttribute(Rule):
     rebuilds that input on the host with `torch.tensor([...])`), `forward` moves it per call, it is indexed with
     an index from the input's device, or `forward` or a public method returns it. Not reported:
     a tensor only read for its metadata or on the host (`.shape`, `.item()`, `int()`,
-    unpacked into a call's arguments as sizes, given as padding widths or output sizes:
+    unpacked into a call's arguments as sizes, given as padding widths, output sizes or pooling windows:
     `F.pad(x, (0, self.n - x.size(-1)))`), sampling weights whose draws are all that leaves
     (`torch.multinomial(self.w, k).to(x.device)`, `choice(n, prob=self.w)` returned: moving or handing
     out a draw moves no constant; a draw that meets the input unmoved stays a finding), weights
