@@ -15,6 +15,8 @@ from bufferlint.analysis.init_order import runs_init_of
 from bufferlint.analysis.intent import init_time_methods
 from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.moved_attrs import called_attributes, not_a_tensor_reason, result_dropped, self_healing, to_own_device
+from bufferlint.analysis.names import code_excerpt
+from bufferlint.analysis.paths import enclosing
 from bufferlint.fixes.forward import Parents, drop_move_edits
 from bufferlint.fixes.register_buffer import buffer_registration
 from bufferlint.model import Applicability, Edit, Finding, Fix
@@ -118,7 +120,10 @@ class AttributeMovedInForward(Rule):
     def _findings(self, analysis: FileAnalysis, attributes: ClassAttributes, attr: str, moves: list[AttributeMove]) -> Iterator[Finding]:
         edits, applicability, reason = _fix_parts(attributes, attr, moves)
         for found in moves:
-            message = f"`{found.method.self_name}.{attr}` is moved with {found.move.description} on every call: register it as a buffer so it moves with the module"
+            message = (
+                f"`{found.method.self_name}.{attr}` is moved with {found.move.description} {_when(found)}: "
+                "register it as a buffer so it moves with the module"
+            )
             fix: Optional[Fix] = None
             if edits is None:
                 message += f"; no fix: {reason}"
@@ -128,6 +133,16 @@ class AttributeMovedInForward(Rule):
                 if reason:
                     message += f"; unsafe: {reason}"
             yield self.finding(analysis, found.move.call, message, fix)
+
+
+def _when(found: AttributeMove) -> str:
+    """`on every call`, or, for a move under a test, `on every call that takes `if self.first:``
+    (a flag or a type check may make it a first-call or a rare move)."""
+    site = found.site.site
+    tests = [node for node in enclosing(site.top, site.line) if isinstance(node, cst.If)]
+    if not tests:
+        return "on every call"
+    return f"on every call that takes `if {code_excerpt(tests[-1].test, 40)}:`"
 
 
 def attribute_moves(facts: ForwardFacts, attributes: ClassAttributes) -> Iterator[AttributeMove]:
