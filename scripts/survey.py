@@ -709,6 +709,17 @@ FRESH51 = _repositories("""
     yandex-research/tabular-dl-num-embeddings nclabhzhang/EMDS lifanchen-simm/transformerCPI
 """)
 
+FRESH52 = _repositories("""
+    movingforward100/Shadow_R ZHKKKe/Harmonizer rhtmddn100/COD-Project moiling/PortraitMatting
+    zh320/realtime-semantic-segmentation-pytorch sauradip/GSM luoxue-star/AniMer emdata-ailab/VANET
+    TomorrowJW/TPCL_RGBDSOD VamshiNarmety/video_anomaly_detection rentainhe/vision-mlp
+    raoyongming/DynamicViT KIMGEONUNG/BigColor BUTSpeechFIT/DiariZen
+    morris-frank/unsupervised-source-separation mpc001/auto_avsr SMILELab-FL/FedLab havakv/pycox
+    jingjunwei11/SG_Latent huawei-noah/trustworthyAI JitengMu/ActorsNeRF ddlBoJack/emotion2vec
+    SheepTAO/dpeeg WindChimeRan/OpenJERE aik2mlj/polyffusion ZZWaang/whole-song-gen
+    BangLiu/QANet-PyTorch
+""")
+
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -717,7 +728,7 @@ SETS = {
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
     "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
-    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51,
+    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52,
 }
 
 
