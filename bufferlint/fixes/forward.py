@@ -136,12 +136,9 @@ def mutated_in_place(func: cst.FunctionDef, name: str, after: Optional[cst.CSTNo
     """`t.add_(...)`, `t[i] = ...`, `t += ...`, `out=t`: a hoisted buffer would carry the change.
     With `after` (a statement of the method's own body, outside any loop), only changes that
     follow it count: `k /= 256.` before `k = k.repeat(3, 1, 1, 1).to(x.device)` built the constant."""
-    nodes = iter_nodes(func.body)
-    if after is not None:
-        for node in nodes:
-            if node is after:
-                break
-    return any(_mutates(node, name) for node in nodes)
+    nodes = list(iter_nodes(func.body))
+    start = next((index for index, node in enumerate(nodes) if node is after), None) if after is not None else None
+    return any(_mutates(node, name) for node in nodes[start or 0:])  # `after` not in the tree: every change counts
 
 
 def escapes(func: cst.FunctionDef, name: str) -> bool:
