@@ -27,7 +27,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import nodes_of, variable_names
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -650,7 +650,7 @@ class ForwardFacts:
         """Every value bound to `name` is constant, reading `name` itself as one: a chain from a
         constant base that only applies constants to it (`k = torch.tensor(...)`, `k /= 256.`,
         `k = k.repeat(3, 1, 1, 1)`) stays constant; at least one value must not read `name`."""
-        if all(_reads_name(e, name) for e in exprs):
+        if all(name in variable_names(e) for e in exprs):
             return False
         method.constants = frozenset((*constants, name))
         try:
@@ -671,12 +671,6 @@ def _data_of(value: cst.BaseExpression) -> cst.BaseExpression:
 
 # methods that place a tensor without changing its data
 _MOVES = frozenset(("to", "cuda", "type_as"))
-
-
-def _reads_name(expr: cst.BaseExpression, name: str) -> bool:
-    """`expr` reads the variable `name` (not an attribute spelled so: `self.count`)."""
-    attrs = {id(node.attr) for node in nodes_of(expr, cst.Attribute)}
-    return any(node.value == name and id(node) not in attrs for node in nodes_of(expr, cst.Name))
 
 
 def _mentions_any(exprs: list[cst.BaseExpression], names: list[str]) -> bool:

@@ -513,7 +513,7 @@ def _set_from_outside(source: bytes, selves: frozenset[bytes] = frozenset()) -> 
 
 # `nn.Conv2d(` (or `torch.nn.`): a torch layer built; and a name bound to one at a line's start
 _LAYER_VALUE = re.compile(rb"(?:torch\.)?nn\.[A-Z]\w*\(")
-_LAYER_BINDING = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:torch\.)?nn\.[A-Z]\w*\(")
+_LAYER_BINDING = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*" + _LAYER_VALUE.pattern)
 
 
 def _torch_layer_names(source: bytes) -> frozenset[bytes]:

@@ -118,6 +118,13 @@ def is_name(node: cst.CSTNode, value: str) -> bool:
     return isinstance(node, cst.Name) and node.value == value
 
 
+def variable_names(expr: cst.CSTNode) -> list[str]:
+    """The names `expr` reads as variables, in source order: not the attribute names it spells
+    (`count` of `self.count`)."""
+    attrs = {id(node.attr) for node in nodes_of(expr, cst.Attribute)}
+    return [node.value for node in nodes_of(expr, cst.Name) if id(node) not in attrs]
+
+
 def _syntax_fields(kind: type) -> tuple[str, ...]:
     names = _FIELDS.get(kind)
     if names is None:

@@ -16,7 +16,7 @@ from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import is_name, nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
 from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move
@@ -289,7 +289,7 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     rebinding = _rebound_unread(found, local) if local is not None else None
     if rebinding is not None:
         return f"`{code_excerpt(rebinding, _SHOWN)}` binds `{local}` again before anything reads it: nothing uses the tensor, so delete the line instead"
-    facts_locals = [n for n in _names(found.value) if n in found.method.locals and n != found.method.self_name]
+    facts_locals = [n for n in variable_names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
         return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
     placed = given_device(info)
@@ -306,11 +306,6 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     if unmoved is not None and unmoved.blocking:
         return unmoved.reason
     return None
-
-
-def _names(expr: cst.BaseExpression) -> list[str]:
-    attr_names = {id(node.attr) for node in nodes_of(expr, cst.Attribute)}  # type: ignore[attr-defined]
-    return [n.value for n in nodes_of(expr, cst.Name) if id(n) not in attr_names]  # type: ignore[attr-defined]
 
 
 def _assigned_local(found: RebuiltConstant) -> Optional[str]:
@@ -335,7 +330,7 @@ def _rebound_unread(found: RebuiltConstant, local: str) -> Optional[cst.Assign]:
         return None
     rebinding = following.body[0]
     targets = [t.target for t in rebinding.targets]
-    if not any(is_name(t, local) for t in targets) or local in _names(rebinding.value):
+    if not any(is_name(t, local) for t in targets) or local in variable_names(rebinding.value):
         return None
     return rebinding
 
