@@ -777,14 +777,17 @@ THROWAWAY = MODEL_HEAD + (
         ("from pkg.pool import Pool\n\nFACTORY = {'pool': 'Pool'}\n\n\ndef pooled(x):\n    return Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("import pkg.pool\n\n\ndef pooled(x):\n    return pkg.pool.Pool(3, x.device)(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("from pkg.pool import Pool\n\n\ndef pooled(x, pool=None):\n    pool = Pool(3)\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
-        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3, x.device).cuda()\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
+        # moved after it is built, but built on the device of the input it is then called with,
+        # which every construction names: the design of a device argument, no finding
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3, x.device).cuda()\n    return pool(x)\n", []),
+        ("from pkg.pool import Pool\n\n\ndef pooled(x):\n    pool = Pool(3).cuda()\n    return pool(x)\n", [("pool.py", 8, "BUF001", "none")]),
         ("from pkg.pool import Pool as Smoother\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
          "        super().__init__()\n        self.smooth = Smoother(3)\n\n\ndef pooled(x):\n    return Smoother(3, x.device)(x)\n",
          [("pool.py", 8, "BUF001", "none")]),
     ],
     ids=[
         "called-at-once", "local-only-called", "local-moved", "returned", "named-in-a-string", "through-the-module",
-        "parameter-rebound", "moved-where-built", "kept-under-another-name",
+        "parameter-rebound", "moved-where-built", "moved-built-on-host", "kept-under-another-name",
     ],
 )
 def test_a_module_the_project_only_builds_for_one_call(user: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1102,4 +1105,52 @@ def test_a_base_in_another_file_that_overrides_setattr(base: str, expected: list
     is kept (a spiking layer's memory table): no finding. A base that does not keeps the finding."""
     plain = MODEL_HEAD + "\n\nclass Plain(nn.Module):\n    pass\n"
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": MEMORY_BASE + plain, "pkg/trace.py": MEMORY_USER.format(base=base)})
+    assert _summary(_findings(capsys, root)) == expected
+
+
+NODE_TABLES = MODEL_HEAD + (
+    "\n\nclass NodeTables(nn.Module):\n"
+    "    def __init__(self, features, device='cpu'):\n"
+    "        super().__init__()\n"
+    "        self.features = torch.as_tensor(features).to(device)\n"
+    "        self.proj = nn.Linear(4, 4)\n\n"
+    "    def forward(self, ids):\n"
+    "        return self.proj(self.features[ids])\n"
+)
+
+
+@pytest.mark.parametrize(
+    "script, expected",
+    [
+        # every construction names the device: no instance takes the host default
+        ("from pkg.tables import NodeTables\n\n\ndef build(args, f):\n    if args.model == 'NodeTables':\n"
+         "        return NodeTables(f, device=args.device)\n    return NodeTables(f, args.device)\n", []),
+        # named in a comment, or among the choices of a setting: still only built in calls
+        ("from pkg.tables import NodeTables\n\n\ndef build(args, f):\n    # NodeTables keeps its tables on args.device\n"
+         "    if args.model in ['NodeTables', 'Other']:\n        return NodeTables(f, device=args.device)\n", []),
+        # one construction leaves the device out: that instance builds its table on the host
+        ("from pkg.tables import NodeTables\n\n\ndef build(args, f):\n    return NodeTables(f), NodeTables(f, device=args.device)\n",
+         [("tables.py", 8, "BUF001", "safe")]),
+        # arguments handed on with ** may leave it out
+        ("from pkg.tables import NodeTables\n\n\ndef build(f, **kw):\n    return NodeTables(f, **kw)\n", [("tables.py", 8, "BUF001", "safe")]),
+        # a registry that names the class as a value may build it any way
+        ("from pkg.tables import NodeTables\n\nMODELS = {'tables': NodeTables}\n\n\ndef build(args, f):\n"
+         "    return NodeTables(f, device=args.device)\n", [("tables.py", 8, "BUF001", "safe")]),
+        # a registry's `dict(type=...)` names it as a string that is no comparison
+        ("from pkg.tables import NodeTables\n\nCONFIG = dict(type='NodeTables')\n\n\ndef build(args, f):\n"
+         "    return NodeTables(f, device=args.device)\n", [("tables.py", 8, "BUF001", "safe")]),
+        # the module imported as a value: other builds are unseen
+        ("from pkg import tables\n\n\ndef build(args, f):\n    return tables.NodeTables(f, device=args.device)\n",
+         [("tables.py", 8, "BUF001", "safe")]),
+        # never built: nothing shows a caller names the device
+        ("", [("tables.py", 8, "BUF001", "safe")]),
+    ],
+    ids=["always-given", "comment-and-choices", "one-leaves-it-out", "double-star", "registry-value", "registry-string", "module-imported", "never-built"],
+)
+def test_a_host_default_device_every_construction_names(
+    script: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`__init__(self, ..., device="cpu")` building `.to(device)`: a finding while some instance may
+    take the host default, none once every construction of the run names the device."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/tables.py": NODE_TABLES, "pkg/train.py": script})
     assert _summary(_findings(capsys, root)) == expected

@@ -26,10 +26,10 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
-from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, reached_from
+from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, placed_by_design, reached_from
 from bufferlint.analysis.named_device import shared_generator_device
 from bufferlint.analysis.names import Qualify
-from bufferlint.analysis.never_given import given_parameters, never_given
+from bufferlint.analysis.never_given import given_by_every_construction, given_parameters, handed_by_owners, never_given
 from bufferlint.analysis.parameters import is_parameter_call
 from bufferlint.analysis.paths import enclosing
 from bufferlint.analysis.tensors import TensorInference
@@ -80,8 +80,29 @@ class ClassAttributes:
             reason or self._unseen_registration(attr) or self._replaced_later(attr) or self._made_parameter_by_loop(attr)
             or self._project_reason(attr)
             or self._zero_dim(attr) or self._by_design() or self._throwaway(attr) or never_given(self.analysis, self.info, attr)
-            or given_parameters(self.analysis, self.info, attr) or self._beside_generator(attr)
+            or given_parameters(self.analysis, self.info, attr) or self._beside_generator(attr) or self._placed_by_owner(attr)
         )
+
+    def _placed_by_owner(self, attr: str) -> Optional[str]:
+        """Every construction hands `__init__` a tensor its owner places itself and never moves
+        (`GraphEmbedding(features=self.features)` in a model keeping `self.device`): the alias
+        lives where the owner puts it, and a finding here repeats the one the owner is spared.
+        (A tensor the owner registers or moves with `.to()` is no such case: after a move the
+        alias is left behind.)"""
+        handed = handed_by_owners(self.analysis, self.info, attr)
+        if not handed or moved_later(self.info, attr):
+            return None
+        reasons = []
+        for node, name in handed:
+            # (the construction is read from the whole file: its class node may be another parse's)
+            owner = next((i for i in self.family.members if i.node is node or i.name == node.name.value), None)
+            if owner is None or owner is self.info:
+                return None
+            reason = placed_by_design(owner, name, class_attributes(self.analysis, owner).defining.get(name), self.family)
+            if reason is None:
+                return None
+            reasons.append(f"it is `{owner.name}.{name}`, handed in by every construction: {reason}")
+        return reasons[0]
 
     def _beside_generator(self, attr: str) -> Optional[str]:
         """A table the class builds on the device of a `torch.Generator` it also builds there, and
@@ -389,7 +410,9 @@ def class_attributes(analysis: FileAnalysis, info: ClassInfo) -> ClassAttributes
 def file_family(analysis: FileAnalysis) -> Family:
     family: Optional[Family] = analysis.__dict__.get(_FAMILY_ATTR)
     if family is None:
-        family = analysis.__dict__[_FAMILY_ATTR] = Family(analysis.module_classes, analysis.module)
+        family = analysis.__dict__[_FAMILY_ATTR] = Family(
+            analysis.module_classes, analysis.module, lambda info: given_by_every_construction(analysis, info)
+        )
     return family
 
 

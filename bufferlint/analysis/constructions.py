@@ -62,6 +62,12 @@ def gives(given: tuple[str, ...], parameter: str, position: Optional[int]) -> bo
     return "*" in given or parameter in given or (position is not None and str(position) in given)
 
 
+def surely_gives(given: tuple[str, ...], parameter: str, position: Optional[int]) -> bool:
+    """Whether a call that gives `given` passes `parameter` (at `position`) a value other than
+    None (a star argument may pass it or not)."""
+    return "*" not in given and (parameter in given or (position is not None and str(position) in given))
+
+
 def _given(call: ast.Call) -> tuple[str, ...]:
     given: list[str] = []
     for index, arg in enumerate(call.args):

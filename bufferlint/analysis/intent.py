@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -35,9 +35,23 @@ class Family:
     """The module classes of one file, with what the tests below look up across all of them
     indexed once: asked per attribute, a scan of every class made a file of n classes cost n²."""
 
-    def __init__(self, members: Sequence[ClassInfo] = (), module: Optional[cst.Module] = None) -> None:
+    def __init__(
+        self, members: Sequence[ClassInfo] = (), module: Optional[cst.Module] = None,
+        given_by_callers: Optional[Callable[[ClassInfo], frozenset[str]]] = None,
+    ) -> None:
         self.members = tuple(members)
         self.module = module
+        self._given_by_callers = given_by_callers
+        self._named: dict[int, frozenset[str]] = {}
+
+    def named_by_callers(self, info: ClassInfo) -> Callable[[], frozenset[str]]:
+        """The `__init__` parameters every construction of `info` in the run gives, computed on
+        first need (a proof over the file's calls and the project's)."""
+        def named() -> frozenset[str]:
+            if id(info) not in self._named:
+                self._named[id(info)] = self._given_by_callers(info) if self._given_by_callers is not None else frozenset()
+            return self._named[id(info)]
+        return named
 
     @cached_property
     def fixed_devices(self) -> frozenset[str]:
@@ -75,6 +89,12 @@ def deliberate_reason(info: ClassInfo, attr: str, defining: Optional[AttrAssignm
         if reason is not None:
             return reason
     return None
+
+
+def placed_by_design(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
+    """Why the class places `self.<attr>` itself and never moves it (its `self.device` design, or a
+    device the program names), or None: a module it hands the tensor to holds it there too."""
+    return _own_device(info, attr, defining, family) or _caller_placed(info, attr, defining, family)
 
 
 def init_time_methods(info: ClassInfo) -> frozenset[str]:
@@ -1039,7 +1059,7 @@ def _caller_placed(info: ClassInfo, attr: str, defining: Optional[AttrAssignment
         and isinstance(arg.value, cst.Name) and arg.value.value in params
     }
     if given != {"device", "dtype"}:
-        if on_named_device(info, defining, family.fixed_devices) and not moved_later(info, attr):
+        if on_named_device(info, defining, family.fixed_devices, family.named_by_callers(info)) and not moved_later(info, attr):
             return "it is built on a device the program names, and no method moves it"
         return _derived_from_caller_placed(info, attr, defining, family)
     if moved_later(info, attr):

@@ -13,7 +13,8 @@ What does not name a device (and so stays a finding):
 - a `device` argument whose default is None or `"cpu"`: when the caller names nothing, the
   tensor is built on the host (MONAI's MedianFilter, moved with `.to("cuda:0")` by its tests),
   also when `__init__` ends with `self.to(device)`: a project may still build it with the
-  default and call `.cuda()` on it;
+  default and call `.cuda()` on it. (Unless every construction of the class in the run gives
+  the argument, `never_given.given_by_every_construction`: then no instance takes the default);
 - anything in a class that registers buffers itself: it relies on `.to()` to place those, and a
   table built beside them on the caller's device is left behind when they move (botorch);
 - a literal: `"cuda"` is hard-coded (the module cannot run without a GPU), `"cpu"` the host;
@@ -29,8 +30,8 @@ What does not name a device (and so stays a finding):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Optional
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
@@ -48,19 +49,20 @@ _LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.
 _MAX_DEPTH = 4
 
 
-def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[str]) -> bool:
+def on_named_device(info: ClassInfo, defining: AttrAssignment, fixed: frozenset[str], named_by_callers: Callable[[], frozenset[str]] = frozenset) -> bool:
     """The defining value is built on (or moved to) devices the program names, and so is every
     other fresh tensor the class assigns to the name (one built on the host in `reset()` would
     be left behind); values computed from the module's state stay where that state is.
-    `fixed`: the module-level names bound to a literal or an automatic pick."""
+    `fixed`: the module-level names bound to a literal or an automatic pick; `named_by_callers`:
+    the `__init__` parameters every construction of the class gives (asked only when needed)."""
     if info.init is None or defining.value is None or info.registered_buffers:
         return False  # a class that registers its other tables relies on `.to()` to place them
     assignments = [a for a in info.assignments_to(defining.attr) if a.kind is ValueKind.TENSOR and a.value is not None]
     for assignment in assignments:
-        context = _Context(info, assignment.method, fixed)
+        context = _Context(info, assignment.method, fixed, named_by_callers)
         value = _placed_value(assignment)
         if next(_placements(value), None) is None:
-            if _replaced_later(info, assignment, assignments, fixed):
+            if _replaced_later(assignment, assignments, context):
                 continue  # `self.w = torch.ones(n)`, then `self.w = self.w.to(args.device)`
             if assignment is defining or not _reads_self(value, assignment.scope.self_name):
                 return False
@@ -86,11 +88,10 @@ def _placed_value(assignment: AttrAssignment) -> cst.BaseExpression:
     return value
 
 
-def _replaced_later(info: ClassInfo, assignment: AttrAssignment, assignments: list[AttrAssignment], fixed: frozenset[str]) -> bool:
+def _replaced_later(assignment: AttrAssignment, assignments: list[AttrAssignment], context: _Context) -> bool:
     """A later top-level statement of the same method places the attribute's own value on a
     device the program names (`self.w = self.w.to(args.device)`, also under a test of a setting)."""
     me = assignment.scope.self_name
-    context = _Context(info, assignment.method, fixed)
     return any(
         later.method is assignment.method and later.site.top_index > assignment.site.top_index
         and later.value is not None and _reads_self(later.value, me) and _all_named(later.value, context)
@@ -211,6 +212,7 @@ class _Context:
     info: ClassInfo
     method: cst.FunctionDef  # the method that builds the tensor
     fixed: frozenset[str]
+    named_by_callers: Callable[[], frozenset[str]] = frozenset
 
     @property
     def me(self) -> Optional[str]:
@@ -277,12 +279,15 @@ def _names_device_call(call: cst.Call, context: _Context, depth: int) -> bool:
 
 
 def _names_device_name(name: str, context: _Context, depth: int) -> bool:
-    """A parameter of the method (unless it defaults to the host: the caller may name nothing),
+    """A parameter of the method (unless it defaults to the host and some construction of the
+    class may leave it out: then the caller may name nothing),
     a local bound only to devices the program names, or a name from elsewhere (`from .config
     import DEVICE`); not one bound to a literal or an automatic pick, here or at module level."""
     params = context.params()
     if name in params:
-        return name != context.me and not _host_default(params[name].default)
+        if name == context.me:
+            return False
+        return not _host_default(params[name].default) or (context.method is context.info.init and name in context.named_by_callers())
     values = _local_values(context.method, name)
     if values is None:
         return False  # bound in a way not followed: not proved
@@ -382,7 +387,7 @@ def _kept_setting(context: _Context, attr: str, depth: int) -> bool:
     assignments = [a for owner in owners for a in owner.assignments if a.attr == attr]
     return bool(assignments) and all(
         a.in_init and a.value is not None
-        and _names_device(a.value, _Context(context.info, a.method, context.fixed), depth + 1)
+        and _names_device(a.value, replace(context, method=a.method), depth + 1)
         for a in assignments
     )
 

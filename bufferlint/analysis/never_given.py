@@ -27,6 +27,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
+from bufferlint.analysis.constructions import surely_gives
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import self_name, stored_names
 from bufferlint.analysis.parameters import is_parameter_call
@@ -57,6 +58,67 @@ def given_parameters(analysis: FileAnalysis, info: ClassInfo, attr: str) -> Opti
     if parameter is None or not _always_parameter(analysis, info.node, init, parameter):
         return None
     return f"every construction of {info.name} in the project gives `{parameter}` an nn.Parameter, which `self.{attr}` registers"
+
+
+def given_by_every_construction(analysis: FileAnalysis, info: ClassInfo) -> frozenset[str]:
+    """The `__init__` parameters that every construction of the class in the run gives a value
+    other than None: whatever their defaults say, the caller always names them (`device="cpu"` in
+    the signature, `device=args.device` at every call). Empty unless every construction is seen:
+    the class is built at least once, is not decorated (a registry may build it from a config),
+    its file names it only in calls (and `super(Cls, self)`, `isinstance`), and no other file
+    may build it unseen."""
+    init = info.init
+    if init is None or info.node.decorators or not analysis.project.known:
+        return frozenset()
+    local = _calls_if_only_called(analysis, info.name)
+    elsewhere = analysis.project.calls_elsewhere(f"{analysis.module_name}.{info.name}", tests_prove=False)
+    if local is None or elsewhere is None or not (local or elsewhere):
+        return frozenset()
+    given = set()
+    for param in _params(init)[1:]:
+        name, position = param.name.value, _position(init, param.name.value)
+        if all(_gives_value(call, name, position) for call in local) and all(surely_gives(g, name, position) for g in elsewhere):
+            given.add(name)
+    return frozenset(given)
+
+
+def _calls_if_only_called(analysis: FileAnalysis, name: str) -> Optional[list[cst.Call]]:
+    """The file's calls `name(...)`, or None when it also names the class otherwise."""
+    index = _file_index(analysis)
+    calls = index.calls.get(name, [])
+    # the calls, `super(Cls, self)`, `isinstance(m, Cls)` tests, the class's own name
+    allowed = len(calls) + index.super_args.get(name, 0) + index.type_tests.get(name, 0) + 1
+    return calls if index.mentions.get(name, 0) == allowed else None
+
+
+def _gives_value(call: cst.Call, parameter: str, position: Optional[int]) -> bool:
+    given = _argument(call, parameter, position)
+    return given is not None and given is not _SPLAT and not is_name(given, "None")
+
+
+def handed_by_owners(analysis: FileAnalysis, info: ClassInfo, attr: str) -> list[tuple[cst.ClassDef, str]]:
+    """For `self.<attr> = <parameter>` stored by `__init__` alone: the (class, attribute) that each
+    construction hands in, when every construction of the run is a call in this file (no import
+    reaches the class) inside another class's `__init__` that gives it `self.<name>`
+    (`Embedding(features=self.features)`); empty when that is not proved."""
+    init = info.init
+    if init is None or info.node.decorators or not analysis.project.known:
+        return []
+    parameter = _stored_parameter(info, init, attr, none_default=False)
+    if parameter is None or analysis.project.imported_elsewhere(f"{analysis.module_name}.{info.name}"):
+        return []
+    position = _position(init, parameter)
+    handed: list[tuple[cst.ClassDef, str]] = []
+    for call in _constructions(analysis, info.node):
+        given = _argument(call, parameter, position)
+        enclosing = _enclosing_init(analysis, call)
+        if given is None or given is _SPLAT or enclosing is None or enclosing[0] is info.node:
+            return []
+        owner, owner_init = enclosing
+        if not (isinstance(given, cst.Attribute) and is_name(given.value, self_name(owner_init) or "")):
+            return []
+        handed.append((owner, given.attr.value))
+    return handed
 
 
 def _always_parameter(analysis: FileAnalysis, cls: cst.ClassDef, init: cst.FunctionDef, parameter: str, depth: int = 0) -> bool:
@@ -250,12 +312,7 @@ def _init_of(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
 def _constructions(analysis: FileAnalysis, cls: cst.ClassDef) -> list[cst.Call]:
     """The calls `Cls(...)` of the file; empty when the name is also used otherwise (handed
     around, a base of another class, rebound)."""
-    index = _file_index(analysis)
-    name = cls.name.value
-    calls = index.calls.get(name, [])
-    # the calls, `super(Cls, self)`, `isinstance(m, Cls)` tests, the class's own name
-    allowed = len(calls) + index.super_args.get(name, 0) + index.type_tests.get(name, 0) + 1
-    return calls if index.mentions.get(name, 0) == allowed else []
+    return _calls_if_only_called(analysis, cls.name.value) or []
 
 
 class _FileIndex:

@@ -295,6 +295,15 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
         for word in _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")):
             if total.get(word, 0) > 0:
                 total[word] -= 1
+    for word in _compared_names(source):
+        if total.get(word, 0) > 0:
+            total[word] -= 1
+    if b"#" in source:
+        for row, comment in _comments(source):
+            if row not in docstring_rows:  # (its words were taken out with the docstring's)
+                for word in _CAPITALISED.findall(comment):
+                    if total.get(word, 0) > 0:
+                        total[word] -= 1
     throwaway = _throwaway_builds(tree, source, docstring_rows)
     counted = total.copy() if test else total
     if test:
@@ -305,6 +314,39 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
         throwaway = {}
     mentions = ((word.decode("ascii"), count) for word, count in counted.items() if count > 0)
     return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions)), total
+
+
+# A class's name as a string compared with a setting (`args.model == "TGAT"`, `in ["TGAT",
+# "TGN"]`, `choices=[...]`) picks which call runs; it builds nothing (a registry's
+# `dict(type="ResNet")` stays a mention).
+_COMPARED_NAME = re.compile(rb"""[=!]=[ \t]*['"]([A-Z]\w*)['"]|['"]([A-Z]\w*)['"][ \t]*[=!]=""")
+_MEMBERSHIP = re.compile(rb"(?:\bin|\bchoices[ \t]*=)[ \t]*[\[(]([^\]\)\n]*)[\])]")
+_QUOTED_NAME = re.compile(rb"""['"]([A-Z]\w*)['"]""")
+
+
+def _compared_names(source: bytes) -> Iterator[bytes]:
+    """The class names the text spells as strings compared with a setting (see `_COMPARED_NAME`)."""
+    if b"==" in source or b"!=" in source:
+        for match in _COMPARED_NAME.finditer(source):
+            yield match.group(1) or match.group(2)
+    if b"in " in source or b"choices" in source:
+        for match in _MEMBERSHIP.finditer(source):
+            yield from _QUOTED_NAME.findall(match.group(1))
+
+
+# A `#` with no quote before it on its line starts a comment (or sits on a line inside a
+# multi-line string: a word there is then not counted, which can only keep a finding).
+_COMMENT = re.compile(rb"^[^'\"#\n]*#([^\n]*)", re.MULTILINE)
+
+
+def _comments(source: bytes) -> Iterator[tuple[int, bytes]]:
+    """The text of each comment that starts a line's first `#`, with its line number: a class
+    named in a comment (`# -1e10, following TGAT`) is not handed around."""
+    row, counted_to = 1, 0
+    for match in _COMMENT.finditer(source):
+        row += source.count(b"\n", counted_to, match.start())
+        counted_to = match.start()
+        yield row, match.group(1)
 
 
 def _declared_words(tree: ast.Module, package: bool = False) -> Iterator[bytes]:
@@ -1232,6 +1274,7 @@ class ProjectFacts:
         # short class name -> (the class a call's import names, what it gives) for every call of
         # a class another file defines; and the names some file also mentions other than in such calls
         self.built: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        self.built_outside_tests: set[str] = set()  # short names some file other than a test builds
         self.loosely_named: set[str] = set()
         ordered = sorted(files, key=lambda item: item[0])
         for path, facts in ordered:
@@ -1272,8 +1315,11 @@ class ProjectFacts:
             self.set_outside_plain.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
         self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
+        in_test = is_test_module(path[:-3].replace("/", ".").replace("\\", ".") if path.endswith(".py") else path)
         for name, target, given in facts.constructions:
             self.built.setdefault(name, []).append((target, given))
+            if not in_test:  # a test's build shows nothing of how users build a library class
+                self.built_outside_tests.add(name)
         only = set(facts.only_built)
         self.loosely_named.update(name for name, _, _ in facts.class_mentions if name not in only)
         self.loosely_named.update(name for name, _, _ in facts.constructions if name not in only)
@@ -1344,16 +1390,19 @@ class ProjectFacts:
         class unseen (names it other than in calls, imports its module as a value or `*` from
         it). A call of another class of the same name is not counted; one whose import names no
         class of the run (a re-export) is."""
+        calls = self.calls_elsewhere(qualified)  # the text of the run is read for capitalised class names only
+        return None if calls is None else any(gives(given, parameter, position) for given in calls)
+
+    def calls_elsewhere(self, qualified: str, tests_prove: bool = True) -> Optional[list[tuple[str, ...]]]:
+        """What each call in another file of the run gives the constructor of `qualified` (see
+        `given_elsewhere`); None when some file may build the class unseen, or, unless
+        `tests_prove`, when only tests build it there (a library class, which users build their
+        own way)."""
         module, _, short = qualified.rpartition(".")
-        if not short[:1].isupper():
-            return None  # the text of the run is read for capitalised class names only
-        if short in self.loosely_named or module in self.imported or f"*{module}" in self.imported:
+        if not short[:1].isupper() or short in self.loosely_named or module in self.imported or f"*{module}" in self.imported:
             return None
-        return any(
-            gives(given, parameter, position)
-            for target, given in self.built.get(short, ())
-            if target == qualified or target not in self.classes
-        )
+        calls = [given for target, given in self.built.get(short, ()) if target == qualified or target not in self.classes]
+        return None if calls and not tests_prove and short not in self.built_outside_tests else calls
 
     def moved_by_holder(self, qualified: str, attr: str) -> Optional[str]:
         """A class whose `_apply`/`to` override assigns `<held>.<attr>` on a module it holds, and

@@ -75,7 +75,8 @@ class TensorAttribute(Rule):
     for tensors the class builds there from its own state, never one stored as a caller gave it,
     moved again by a method, or asking for gradients), a project that sets its
     default device), tensors built in `__init__` on a device the program names and that no
-    method moves again (a `device` argument whatever its default, `args.device` of an options
+    method moves again (a `device` argument, though one that defaults to None or `"cpu"` only
+    when every construction of the class in the run names it, `args.device` of an options
     object it is given or keeps, a rank, a package's configured device such as `flair.device`;
     a literal `"cuda"`, a name bound to `torch.device("cuda" if torch.cuda.is_available() else
     "cpu")`, and the device of the module's own weights, which is the host while `__init__`
@@ -94,7 +95,10 @@ class TensorAttribute(Rule):
     and an optional argument stored as it is (`self.mask = mask`, `mask=None`) that no
     construction of the class in the run gives (CLIP's attention block in a vision tower built
     without a mask: always None; calls in other files count where every file that names the class
-    only calls it, no package re-exports it and no file imports its module as a value), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
+    only calls it, no package re-exports it and no file imports its module as a value), an
+    argument stored as it is that every construction (all in the class's file) hands in from an
+    attribute its owner places itself and never moves (`Embedding(features=self.features)` in a
+    model keeping `self.device`: the alias lives where the owner puts it), nor anything in a file written for ONNX or ncnn export (`model_onnx.py`,
     `export-onnx.py`, or `ensemble_export.py` and `exporter.py` using `torch.onnx`): such modules are traced where they are built and never moved; nor in a
     class whose `__init__` never runs `nn.Module.__init__()` (it cannot be moved at all: that is
     the bug to fix first), nor in a class every instance of which the project builds for one call
