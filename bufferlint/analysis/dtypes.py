@@ -55,6 +55,8 @@ class ComplexCheck:
 
     def reason(self, value: cst.CSTNode, me: Optional[str]) -> tuple[Optional[str], Optional[str]]:
         """(why it is complex, why it may be): at most one of them set."""
+        if made_real(value):
+            return None, None  # `get_window(...).astype(np.float32)`: whatever the helper returns
         return self._check(value, me, 0, set())
 
     def _check(self, node: cst.CSTNode, me: Optional[str], depth: int, seen: set[int]) -> tuple[Optional[str], Optional[str]]:
@@ -108,6 +110,45 @@ class ComplexCheck:
             if qualified in functions:
                 return None, None
         return None, f"`{qualified}` is defined outside the linted files: not proved to return real values"
+
+
+def made_real(node: cst.CSTNode) -> bool:
+    """The value's last step yields real numbers whatever it is given: a real dtype cast
+    (`.astype(np.float32)`, `.float()`, `.to(torch.float16)`), `.real`, `.abs()`, or a reshape of
+    such a value, or `torch.from_numpy` / `torch.tensor` of one."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in ("real", "imag")
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        if name in _REAL_METHODS and not node.args:
+            return True
+        if name in ("astype", "to", "type") and node.args and _dtype_argument(node.args[0]) and _real_dtype(node.args[0].value):
+            return True
+        if name in _RESHAPES:
+            return made_real(func.value)
+    if dotted_name(func) in _WRAPPERS and node.args and node.args[0].keyword is None:
+        return made_real(node.args[0].value)
+    return False
+
+
+def _dtype_argument(arg: cst.Arg) -> bool:
+    return arg.keyword is None or arg.keyword.value == "dtype"
+
+
+def _real_dtype(expr: cst.BaseExpression) -> bool:
+    """`np.float32`, `torch.float16`, `"float32"`, `float`: a dtype of real numbers."""
+    word = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else None
+    if isinstance(expr, cst.SimpleString):
+        word = str(expr.evaluated_value)
+    return word is not None and word.lower().startswith(("float", "int", "uint", "bool", "double", "half", "long", "bfloat", "short"))
+
+
+_REAL_METHODS = frozenset(("float", "double", "half", "bfloat16", "int", "long", "short", "bool", "abs"))
+_RESHAPES = frozenset(("view", "reshape", "unsqueeze", "squeeze", "contiguous", "clone", "detach", "permute", "transpose", "flatten", "t", "copy"))
+_WRAPPERS = frozenset(("torch.from_numpy", "torch.tensor", "torch.as_tensor", "np.ascontiguousarray", "numpy.ascontiguousarray"))
 
 
 def _mentions_complex(node: cst.CSTNode) -> bool:
