@@ -10,6 +10,7 @@ import libcst as cst
 from bufferlint.analysis.attributes import ClassAttributes, class_attributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
+from bufferlint.analysis.flow import body_statements
 from bufferlint.analysis.forward import ForwardFacts, Move, PathMethod, Site, Target, forward_facts, may_hold_move, self_attr_root
 from bufferlint.analysis.init_order import runs_init_of
 from bufferlint.analysis.intent import init_time_methods
@@ -136,13 +137,31 @@ class AttributeMovedInForward(Rule):
 
 
 def _when(found: AttributeMove) -> str:
-    """`on every call`, or, for a move under a test, `on every call that takes `if self.first:``
-    (a flag or a type check may make it a first-call or a rare move)."""
+    """`on every call`, or, for a move under a test, the branch it takes: `on every call that takes
+    `if self.first:`` (or `elif ...:`, or the `else` of `if ...:`): a flag or a type check may
+    make it a first-call or a rare move."""
     site = found.site.site
-    tests = [node for node in enclosing(site.top, site.line) if isinstance(node, cst.If)]
+    chain = enclosing(site.top, site.line)
+    tests = [index for index, node in enumerate(chain) if isinstance(node, cst.If)]
     if not tests:
         return "on every call"
-    return f"on every call that takes `if {code_excerpt(tests[-1].test, 40)}:`"
+    test = chain[tests[-1]]
+    assert isinstance(test, cst.If)
+    inner = chain[tests[-1] + 1] if tests[-1] + 1 < len(chain) else site.line
+    return f"on every call that takes {_branch(test, inner)}"
+
+
+def _branch(test: cst.If, inner: cst.CSTNode) -> str:
+    """The branch of the `if`/`elif`/`else` chain `test` whose block holds the statement `inner`."""
+    node: Optional[cst.CSTNode] = test
+    keyword = "if"
+    while isinstance(node, cst.If):
+        if any(statement is inner for statement in body_statements(node.body)):
+            return f"`{keyword} {code_excerpt(node.test, 40)}:`"
+        node, keyword = node.orelse, "elif"
+    if isinstance(node, cst.Else) and any(statement is inner for statement in body_statements(node.body)):
+        return f"the `else` of `if {code_excerpt(test.test, 40)}:`"
+    return f"`if {code_excerpt(test.test, 40)}:`"  # (a one-line block is not told apart)
 
 
 def attribute_moves(facts: ForwardFacts, attributes: ClassAttributes) -> Iterator[AttributeMove]:
