@@ -33,7 +33,8 @@ class FrozenLayerWeight:
     layer: str
     name: str
     layer_class: str  # the torch layer, qualified (`torch.nn.Embedding`)
-    statement: cst.Assign
+    statement: cst.CSTNode  # where the table goes in
+    filled: bool = False  # filled in place (`self.conv.weight.data.fill_(1.)`) and frozen apart
 
 
 def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: Qualify) -> Iterator[FrozenLayerWeight]:
@@ -54,6 +55,73 @@ def frozen_layer_weights(info: ClassInfo, inference: TensorInference, qualify: Q
                 yield FrozenLayerWeight(layer, target.attr.value, layers[layer], assign)
 
 
+def filled_layer_weights(info: ClassInfo, qualify: Qualify) -> Iterator[FrozenLayerWeight]:
+    """The weights of torch layers the class builds that its construction fills with a constant
+    and freezes there (`self.conv.weight.data.fill_(1.)`, then `self.conv.weight.requires_grad_(False)`:
+    a fixed summation or Sobel kernel kept in a conv)."""
+    layers = _held_layers(info, qualify)
+    if not layers:
+        return
+    for func, me in construction_methods(info):
+        frozen = _frozen_held(func, me)
+        for node in nodes_of(func.body, (cst.Assign, cst.Call)) if frozen else ():
+            filled = _filled_layer_tensor(node, func, me, qualify)
+            if filled is not None and filled in frozen and filled[0] in layers:
+                yield FrozenLayerWeight(filled[0], filled[1], layers[filled[0]], node, filled=True)
+
+
+def _frozen_held(func: cst.FunctionDef, me: str) -> frozenset[tuple[str, str]]:
+    """(layer, tensor) for each `self.<layer>.<weight|bias>` the method freezes, one by one or
+    under `for p in self.<layer>.parameters(): p.requires_grad = False` (both then)."""
+    frozen: set[tuple[str, str]] = set()
+    for node in nodes_of(func.body, (cst.Assign, cst.Call)):
+        held = _held_tensor(frozen_receiver(node), me)
+        if held is not None:
+            frozen.add(held)
+    for loop in nodes_of(func.body, cst.For):
+        over, target = loop.iter, loop.target
+        if not (isinstance(over, cst.Call) and isinstance(over.func, cst.Attribute) and over.func.attr.value == "parameters"):
+            continue
+        layer = over.func.value
+        if isinstance(layer, cst.Attribute) and is_self_attr(layer, me) and isinstance(target, cst.Name):
+            receivers = map(frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))
+            if any(isinstance(r, cst.Name) and r.value == target.value for r in receivers):
+                frozen.update((layer.attr.value, name) for name in _LAYER_TENSORS)
+    return frozenset(frozen)
+
+
+def _held_tensor(node: Optional[cst.BaseExpression], me: str) -> Optional[tuple[str, str]]:
+    """(layer, tensor) for `self.<layer>.<weight|bias>`."""
+    if isinstance(node, cst.Attribute) and node.attr.value in _LAYER_TENSORS:
+        inner = node.value
+        if isinstance(inner, cst.Attribute) and is_self_attr(inner, me):
+            return inner.attr.value, node.attr.value
+    return None
+
+
+def _filled_layer_tensor(node: cst.CSTNode, func: cst.FunctionDef, me: str, qualify: Qualify) -> Optional[tuple[str, str]]:
+    """(layer, tensor) that the statement fills with a constant: `self.conv.weight.data = <table>`,
+    `.data.fill_(<literal>)`, `.data.copy_(<table>)`; a table the method computes (`_built_here`)."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = node.targets[0].target
+        if isinstance(target, cst.Attribute) and target.attr.value == "data" and _built_here(node.value, func, qualify):
+            return _held_tensor(target.value, me)
+        return None
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1):
+        return None
+    receiver, method, given = node.func.value, node.func.attr.value, node.args[0].value
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value  # `.data.fill_(1.)`, or on the parameter under `torch.no_grad()`
+    constant = _literal(given) if method == "fill_" else method == "copy_" and _built_here(given, func, qualify)
+    return _held_tensor(receiver, me) if constant else None
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
 def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Qualify, depth: int = 0) -> bool:
     """The data is a table the method computes with torch or NumPy (`torch.arange(n).view(...)`,
     or a local every binding of which is one): a constant, not weights loaded from a checkpoint
@@ -65,6 +133,11 @@ def _built_here(data: cst.BaseExpression, func: cst.FunctionDef, qualify: Qualif
         if qualified.rpartition(".")[2] in _LOADERS:  # `torch.load(path)`, `np.load(path)`
             return False
         return qualified.split(".")[0] in ("torch", "numpy") and not any(_loaded(a.value) for a in data.args)
+    if isinstance(data, cst.BinaryOperation):  # `torch.tensor([...]) / 4`
+        parts = (data.left, data.right)
+        return any(_built_here(p, func, qualify, depth) for p in parts) and all(
+            _literal(p) or _built_here(p, func, qualify, depth) for p in parts
+        )
     if isinstance(data, cst.Name) and depth < 2:
         values = [
             assign.value for assign in nodes_of(func.body, cst.Assign)

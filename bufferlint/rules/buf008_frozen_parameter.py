@@ -12,7 +12,7 @@ from bufferlint.analysis.flow import exclusive_branches
 from bufferlint.analysis.grad import GradInference
 from bufferlint.analysis.hazards import handed_over, layer_owned, own_bookkeeping
 from bufferlint.analysis.intent import init_time_methods
-from bufferlint.analysis.layer_weights import FrozenLayerWeight, FrozenOwnWeight, frozen_layer_weights, frozen_own_weights
+from bufferlint.analysis.layer_weights import FrozenLayerWeight, FrozenOwnWeight, filled_layer_weights, frozen_layer_weights, frozen_own_weights
 from bufferlint.analysis.parameters import (
     FrozenParameter,
     Unfreezing,
@@ -70,6 +70,10 @@ class FrozenParameterRule(Rule):
     then `self.emb.register_buffer("weight", table)`, which keeps the `state_dict()` key), and a
     rewrite inside a layer the class holds is not offered. Weights read from a checkpoint
     (`weights.get_tensor(name)`, `torch.load(...)`) are no computed table and are left alone.
+    The same goes for a held layer's weight filled in place with a constant and frozen while
+    constructing (`self.conv.weight.data.fill_(1.)`, `.data.copy_(kernel)` or `.data = kernel`,
+    then `self.conv.weight.requires_grad_(False)`): a summation or Sobel kernel. Filled but not
+    frozen, it is an initialisation; frozen after copying loaded weights, a pretrained part.
     So does a torch layer subclass that fills its own weight with such a table and freezes it
     while constructing (EDSR's `MeanShift(nn.Conv2d)`: `self.weight.data = torch.eye(3).view(3, 3,
     1, 1) / std`, then `self.weight.requires_grad = False` or `for p in self.parameters():
@@ -161,8 +165,10 @@ class FrozenParameterRule(Rule):
         unfreezing: Optional[Unfreezing] = None  # the file's unfreezing, read once when first needed
         layers_frozen = analysis.may_match(_LAYER_WEIGHT_TEXT)  # `self.emb.weight = ...`: rare, checked by text first
         own_frozen = analysis.may_match(_OWN_WEIGHT_TEXT)  # `self.weight.data = ...`
+        filled_frozen = analysis.may_match(_FILLED_WEIGHT_TEXT)  # `self.conv.weight.data.fill_(1.)`
         for info in analysis.module_classes:
             held = list(frozen_layer_weights(info, analysis.inference, analysis.resolver.qualify)) if layers_frozen else []
+            held += filled_layer_weights(info, analysis.resolver.qualify) if filled_frozen else []
             own = list(frozen_own_weights(info, analysis.resolver.qualify)) if own_frozen and info.is_layer_subclass else []
             frozen = frozen_parameters(info, analysis.inference, analysis.function)
             if unfreezing is None and (held or own or frozen):
@@ -199,9 +205,13 @@ class FrozenParameterRule(Rule):
             if _unfrozen_somewhere(analysis, info, (held.name, held.layer), unfreezing):
                 continue
             layer = held.layer_class.rpartition(".")[2]
+            what = (
+                f"`{held.layer}.{held.name}` of the {layer} `{held.layer}` is filled with a constant and frozen while constructing, and nothing unfreezes it"
+                if held.filled else
+                f"`{held.layer}.{held.name}` is an nn.Parameter with requires_grad=False that nothing unfreezes, put into the {layer} `{held.layer}`"
+            )
             message = (
-                f"`{held.layer}.{held.name}` is an nn.Parameter with requires_grad=False that nothing unfreezes, put into the "
-                f"{layer} `{held.layer}`: a constant in parameters() and the optimizer; make it a buffer of the layer "
+                f"{what}: a constant in parameters() and the optimizer; make it a buffer of the layer "
                 f"(`del self.{held.layer}.{held.name}`, then `self.{held.layer}.register_buffer(\"{held.name}\", ...)`); "
                 f"no fix: a rewrite of a parameter the {layer} owns is not offered"
             )
@@ -263,6 +273,8 @@ def _unfrozen_somewhere(analysis: FileAnalysis, info: ClassInfo, names: tuple[st
 _LAYER_WEIGHT_TEXT = re.compile(rb"\.\w+\.(?:weight|bias)[ \t]*=[^=]")
 # `self.weight.data = `: the text a layer subclass filling its own weight needs
 _OWN_WEIGHT_TEXT = re.compile(rb"\.(?:weight|bias)\.data[ \t]*=[^=]")
+# `self.conv.weight.data = `, `.data.fill_(`, `.copy_(`: a held layer's weight filled in place
+_FILLED_WEIGHT_TEXT = re.compile(rb"\.\w+\.(?:weight|bias)(?:\.data[ \t]*=[^=]|(?:\.data)?\.(?:fill_|copy_)\()")
 
 
 def _stands_in_for_a_module(info: ClassInfo, attr: str) -> bool:
@@ -308,6 +320,8 @@ def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParam
         # a tensor stored after construction (`self.occs = self.occs.to(device)` in an own `to()`)
         # updates a buffer in place of the name; on the Parameter it raises TypeError
         and not (a.kind is ValueKind.TENSOR and a.method.name.value not in init_time)
+        # `self.step += 1` updates the tensor in place and stores it back: the same on a buffer
+        and not a.augmented
     ), None)
     if other is not None:
         return f"`{attr}` is also assigned in {other.method.name.value}()"
