@@ -157,6 +157,9 @@ class PathMethod:
     given_tensors: set[str] = field(default_factory=set)
     constants: frozenset[str] = frozenset()  # locals bound only to constant expressions
     locals: frozenset[str] = frozenset()  # every name bound in the method
+    # parameters some call on the path gives a value not shown constant, or leaves at a default
+    # that is no literal; None for the entry, whose parameters are the call's inputs
+    varying: Optional[set[str]] = None
 
     @property
     def name(self) -> str:
@@ -220,12 +223,16 @@ class ForwardFacts:
         for _ in range(3):  # helper inputs come from their call sites: settle in a few passes
             changed = False
             for method in list(order):
-                for callee, inputs, tensors in self._walk(method):
+                for callee, call, inputs, tensors in self._walk(method):
                     known = methods.get(callee.name.value)
                     if known is None:
-                        known = PathMethod(callee, self_name(callee) or "self", [])
+                        known = PathMethod(callee, self_name(callee) or "self", [], varying=set())
                         methods[known.name] = known
                         order.append(known)
+                        changed = True
+                    varying = self._varying_arguments(callee, call, method)
+                    if known.varying is not None and not varying <= known.varying:
+                        known.varying |= varying
                         changed = True
                     new = [p for p in inputs if p not in known.inputs]
                     if new:
@@ -236,6 +243,13 @@ class ForwardFacts:
                         changed = True
             if not changed:
                 break
+        else:
+            # Not settled: keep no helper's parameter constant, and record every method again.
+            for method in order[1:]:
+                method.varying = set(_param_names(method.func))
+            for method in order:
+                for _ in self._walk(method):
+                    pass
         return order
 
     def path_method(self, func: cst.FunctionDef) -> Optional[PathMethod]:
@@ -248,12 +262,33 @@ class ForwardFacts:
             pass
         return method
 
-    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, list[str], list[str]]]:
-        """Record the state before each statement; yield the helpers called, their input params
-        and those of them given a tensor."""
+    def _varying_arguments(self, callee: cst.FunctionDef, call: cst.Call, caller: PathMethod) -> set[str]:
+        """The parameters of `callee` that `call` may give a value that is not constant: one not
+        shown constant where the caller passes it, or a default that is no literal."""
+        params = _param_names(callee)[1:]
+        if any(arg.star for arg in call.args):
+            return set(params)
+        given = _given_arguments(callee, call)
+        defaults = {p.name.value: p.default for p in (*callee.params.params, *callee.params.kwonly_params)}
+        varying = set()
+        for name in params:
+            value = given.get(name)
+            if value is None:
+                default = defaults.get(name)
+                if default is None or not _is_literal(default):
+                    varying.add(name)
+            elif not self.is_constant(value, caller):
+                varying.add(name)
+        return varying
+
+    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, cst.Call, list[str], list[str]]]:
+        """Record the state before each statement; yield the helpers called, the call, their
+        input params and those of them given a tensor."""
         func = method.func
         method.locals = self._once("locals", func, lambda: frozenset(_bound_names(func)))
-        method.constants = self._once("constants", func, lambda: self._constant_locals(method))
+        fixed = _constant_params(method)
+        # (a helper's constants depend on which of its parameters its callers keep constant)
+        method.constants = self._once(f"constants {sorted(fixed)}", func, lambda: self._constant_locals(method, fixed))
         state = FlowState(set(method.inputs), set(method.inputs))
         method.sites = []
         for site, calls, operations in self._statements(func):
@@ -275,7 +310,7 @@ class ForwardFacts:
 
     def _helper_calls(
         self, method: PathMethod, calls: tuple[cst.Call, ...], state: FlowState
-    ) -> Iterator[tuple[cst.FunctionDef, list[str], list[str]]]:
+    ) -> Iterator[tuple[cst.FunctionDef, cst.Call, list[str], list[str]]]:
         for call in calls:
             if _self_attr(call.func, method.self_name) is None:
                 continue
@@ -284,7 +319,7 @@ class ForwardFacts:
             if callee is None or callee.name.value in self.info.properties or self_name(callee) is None:
                 continue
             inputs = _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
-            yield callee, inputs, _bound_params(callee, call, lambda e: self._a_tensor(e, state, method))
+            yield callee, call, inputs, _bound_params(callee, call, lambda e: self._a_tensor(e, state, method))
 
     def _a_tensor(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> bool:
         """An argument known to be one tensor: a parameter shown to be one, or a value computed
@@ -571,7 +606,7 @@ class ForwardFacts:
         return Move(call, call.args[0].value, "as_tensor", target, device.value, _as_tensor_kept(call, device))
 
     def _arg_kind(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> ArgKind:
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) or _is_attr_of(expr, "device"):
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) or _is_attr_of(expr, "device") or _get_device_of(expr) is not None:
             return ArgKind.DEVICE
         if _is_attr_of(expr, "dtype"):
             return ArgKind.DTYPE
@@ -601,6 +636,9 @@ class ForwardFacts:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
             if self.derived(expr.value, state, method, inputs_only):
                 return Target.INPUT
+        if _get_device_of(expr) is not None:  # `x.get_device()`: the input's CUDA ordinal
+            if self.derived(_get_device_of(expr), state, method, inputs_only):  # type: ignore[arg-type]
+                return Target.INPUT
         if isinstance(expr, cst.Name) and expr.value in state.devices and not inputs_only:
             return Target.INPUT
         return Target.OTHER
@@ -611,9 +649,11 @@ class ForwardFacts:
         module-level literals and locals bound to such expressions."""
         return _Constant(self, method).check(expr)
 
-    def _constant_locals(self, method: PathMethod) -> frozenset[str]:
+    def _constant_locals(self, method: PathMethod, fixed: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The locals bound only to constants, and `fixed`: parameters every call on the path
+        keeps constant (`max_period=10000` left at its default)."""
         values: dict[str, list[cst.BaseExpression]] = {}
-        blocked: set[str] = set(_param_names(method.func))
+        blocked: set[str] = set(_param_names(method.func)) - fixed
         for site, calls, _ in self._statements(method.func):
             for target, value in _assigned(site.small):
                 value = _data_of(value)
@@ -626,8 +666,9 @@ class ForwardFacts:
             if isinstance(site.small, cst.AugAssign) and isinstance(site.small.target, cst.Name):
                 # `kernel /= 256.`: still a constant when what it applies is one
                 values.setdefault(site.small.target.value, []).append(site.small.value)
-        blocked |= set(method.locals) - set(values)  # loop targets, with-targets, walrus...
-        constants: list[str] = []  # in the order found
+        blocked |= set(method.locals) - set(values) - fixed  # loop targets, with-targets, walrus...
+        blocked |= {name for name in fixed if name in values}  # a parameter the body rebinds
+        constants: list[str] = [name for name in fixed if name not in blocked]  # in the order found
         seen_when: dict[str, int] = {}  # how many constants were visible when a name was last tested
         changed = True
         while changed:
@@ -657,6 +698,13 @@ class ForwardFacts:
             return all(self.is_constant(e, method) for e in exprs)
         finally:
             method.constants = frozenset(constants)
+
+
+def _get_device_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `x.get_device()`."""
+    if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "get_device":
+        return expr.func.value
+    return None
 
 
 def _data_of(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -838,6 +886,36 @@ def _param_names(func: cst.FunctionDef) -> list[str]:
         if isinstance(star, cst.Param):
             names.append(star.name.value)
     return names
+
+
+def _constant_params(method: PathMethod) -> frozenset[str]:
+    """The parameters of a helper on the path that no call on it varies (none for the entry)."""
+    if method.varying is None:
+        return frozenset()
+    return frozenset(_param_names(method.func)[1:]) - method.varying - _starred_params(method.func)
+
+
+def params_of(func: cst.FunctionDef) -> frozenset[str]:
+    """Every parameter name of `func`, starred ones too."""
+    return frozenset(_param_names(func))
+
+
+def _starred_params(func: cst.FunctionDef) -> set[str]:
+    return {star.name.value for star in (func.params.star_arg, func.params.star_kwarg) if isinstance(star, cst.Param)}
+
+
+def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """What `call` (on an instance: no `self` argument) passes for each named parameter."""
+    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][1:]
+    given: dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            given[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            given[positional[index]] = arg.value
+            index += 1
+    return given
 
 
 def _bound_params(callee: cst.FunctionDef, call: cst.Call, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:

@@ -19,7 +19,7 @@ from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -88,7 +88,10 @@ class ConstantRebuiltInForward(Rule):
     when no code of the file outside `__init__` changes it by item: after a tuner's
     `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
     locals bound only to such expressions (also in steps that apply constants to them: `k /= 256.`,
-    then `k = k.repeat(3, 1, 1, 1).to(x.device)`). The statement-by-statement analysis of a method stops
+    then `k = k.repeat(3, 1, 1, 1).to(x.device)`), and parameters of a method forward calls that
+    every call from forward leaves at a literal default or gives a constant
+    (`def time_step_embedding(self, t, max_period=10000)`, called as
+    `self.time_step_embedding(t)`). The statement-by-statement analysis of a method stops
     a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     A tensor the method changes in place once built (`total = torch.zeros(n).to(x.device)`, then
@@ -98,7 +101,8 @@ class ConstantRebuiltInForward(Rule):
     `<constant>.to(x.device)` (also `.to(x)`, `.type_as(x)`, `.type(x.type())`), and `torch.tensor([...], device=x.device)`
     (Python data is copied from the host, unless it is one number: `torch.tensor(self.rate, ...)`
     with `rate: float` or `rate=0.1` given to `__init__`, or arithmetic over a `math` function's
-    result: `torch.tensor(math.log(10000) / (half - 1), device=...)`); a factory that computes its tensor on the device
+    result or over numbers: `torch.tensor(math.log(10000) / (half - 1), device=...)`,
+    `torch.tensor(10 ** (min_db / 10), device=...)` with `min_db=-80.0`); a factory that computes its tensor on the device
     (`torch.arange(n, device=x.device)`, `torch.zeros(..., device=...)`) is not. Constants with at most one element
     (`torch.tensor(0.)` loss accumulators, `torch.tensor([-inf])` fill values) or none
     (`torch.zeros(0, 2)` empty results) are not: a buffer would save nothing. Nor is code that runs
@@ -118,7 +122,7 @@ class ConstantRebuiltInForward(Rule):
        object): a buffer would be one tensor every call shares. Nor is the local it is bound to
        bound again by the next statement before anything reads it: the line is a dead store, and
        the remedy is to delete it, not to keep its tensor as a buffer.
-    2. It reads no local variable of the method.
+    2. It reads no local variable or parameter of the method.
     3. Its dtype is not spelled out (`dtype=torch.float32`, `.double()`): a buffer is cast by
        `.half()` and `.to(torch.bfloat16)`.
     4. The class does not place its tensors itself (`self.device = device` set while
@@ -230,7 +234,7 @@ def _number_data(facts: ForwardFacts, call: cst.Call, method: PathMethod) -> boo
     sets from one (`self.rate = rate` with `rate: float` or `rate=0.1`)."""
     data = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "data"), None)
     if isinstance(data, (cst.BinaryOperation, cst.UnaryOperation)):
-        return _math_arithmetic(facts, data)
+        return _math_arithmetic(facts, data) or _number_arithmetic(data, scalar_names(method.func))
     if isinstance(data, cst.Name):
         return data.value in scalar_names(method.func)
     if isinstance(data, cst.Attribute) and is_name(data.value, method.self_name):
@@ -248,6 +252,15 @@ def _math_arithmetic(facts: ForwardFacts, data: cst.BaseExpression) -> bool:
     if any(True for _ in nodes_of(data, (cst.List, cst.Tuple, cst.ListComp, cst.Subscript))):
         return False
     return any((facts.inference.qualify(c.func) or "").startswith("math.") for c in nodes_of(data, cst.Call))
+
+
+def _number_arithmetic(data: cst.BaseExpression, scalars: frozenset[str]) -> bool:
+    """Arithmetic over numbers and names known to hold them (`10 ** (min_db / 10)`, `min_db=-80.0`)."""
+    if isinstance(data, cst.BinaryOperation):
+        return _number_arithmetic(data.left, scalars) and _number_arithmetic(data.right, scalars)
+    if isinstance(data, cst.UnaryOperation):
+        return _number_arithmetic(data.expression, scalars)
+    return _is_number(data, scalars)
 
 
 def _is_number(value: cst.BaseExpression, scalars: frozenset[str]) -> bool:
@@ -291,6 +304,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return f"`{code_excerpt(rebinding, _SHOWN)}` binds `{local}` again before anything reads it: nothing uses the tensor, so delete the line instead"
     facts_locals = [n for n in variable_names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
+        if facts_locals[0] in params_of(found.method.func):
+            return f"it reads `{facts_locals[0]}`, a parameter of {found.method.name}() that every call from forward keeps constant"
         return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
     placed = given_device(info)
     if placed is not None:
