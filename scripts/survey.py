@@ -721,6 +721,17 @@ FRESH52 = _repositories("""
 """)
 
 
+FRESH53 = _repositories("""
+    babysor/MockingBird MasayaKawamura/MB-iSTFT-VITS luodhhh/ModernTCN ZhangXInFD/SpeechTokenizer
+    LunaBlack/KGAT-pytorch HKUDS/RLMRec thuml/Large-Time-Series-Model yule-BUAA/DyGLib
+    ZrrSkywalker/Point-M2AE hancyran/RepSurf EdisonLeeeee/GraphGallery mahmoodlab/HIPT
+    Z-Zheng/pytorch-change-models somepago/saint researchmm/TTSR Unbabel/OpenKiwi xlliu7/TadTR
+    urchade/GLiNER 3DTopia/LGM jayleicn/moment_detr autonomousvision/stylegan-t
+    twni2016/pomdp-baselines kakaoenterprise/JORLDY ZrrSkywalker/MonoDETR hologerry/SoCo
+    Haochen-Wang409/HPM nagadomi/nunif JingyunLiang/HCFlow hkchengrex/CascadePSP
+""")
+
+
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
     "fresh7": FRESH7, "fresh8": FRESH8, "fresh9": FRESH9, "fresh10": FRESH10, "fresh11": FRESH11, "fresh12": FRESH12, "fresh13": FRESH13, "fresh14": FRESH14, "fresh15": FRESH15, "fresh16": FRESH16, "fresh17": FRESH17, "fresh18": FRESH18, "fresh19": FRESH19, "fresh20": FRESH20,
@@ -728,7 +739,7 @@ SETS = {
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
     "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
-    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52,
+    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52, "fresh53": FRESH53,
 }
 
 
