@@ -92,7 +92,7 @@ class ClassAttributes:
         handed = handed_by_owners(self.analysis, self.info, attr)
         if not handed or moved_later(self.info, attr):
             return None
-        reasons = []
+        first: Optional[str] = None  # every owner must place it; the message names the first
         for node, name in handed:
             # (the construction is read from the whole file: its class node may be another parse's)
             owner = next((i for i in self.family.members if i.node is node or i.name == node.name.value), None)
@@ -101,8 +101,8 @@ class ClassAttributes:
             reason = placed_by_design(owner, name, class_attributes(self.analysis, owner).defining.get(name), self.family)
             if reason is None:
                 return None
-            reasons.append(f"it is `{owner.name}.{name}`, handed in by every construction: {reason}")
-        return reasons[0]
+            first = first or f"it is `{owner.name}.{name}`, handed in by every construction: {reason}"
+        return first
 
     def _beside_generator(self, attr: str) -> Optional[str]:
         """A table the class builds on the device of a `torch.Generator` it also builds there, and

@@ -905,36 +905,26 @@ def _starred_params(func: cst.FunctionDef) -> set[str]:
 
 
 def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """What `call` (on an instance: no `self` argument) passes for each named parameter."""
+    """What `call` (on an instance: no `self` argument) passes for each named parameter, in the
+    call's order, up to a starred argument (after it, what goes where is not known)."""
     positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][1:]
     given: dict[str, cst.BaseExpression] = {}
-    index = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            given[arg.keyword.value] = arg.value
-        elif index < len(positional):
-            given[positional[index]] = arg.value
-            index += 1
-    return given
-
-
-def _bound_params(callee: cst.FunctionDef, call: cst.Call, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
-    """Parameters of `callee` that `call` passes an input-derived tensor to."""
-    params = callee.params
-    positional = [p.name.value for p in (*params.posonly_params, *params.params)][1:]
-    names = []
     index = 0
     for arg in call.args:
         if arg.star:
             break
         if arg.keyword is not None:
-            if is_input(arg.value):
-                names.append(arg.keyword.value)
+            given[arg.keyword.value] = arg.value
             continue
-        if index < len(positional) and is_input(arg.value):
-            names.append(positional[index])
+        if index < len(positional):
+            given[positional[index]] = arg.value
         index += 1
-    return names
+    return given
+
+
+def _bound_params(callee: cst.FunctionDef, call: cst.Call, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
+    """Parameters of `callee` that `call` passes an input-derived tensor to."""
+    return [name for name, value in _given_arguments(callee, call).items() if is_input(value)]
 
 
 def _bound_names(func: cst.FunctionDef) -> set[str]:

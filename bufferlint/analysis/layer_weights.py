@@ -21,7 +21,7 @@ from bufferlint.analysis.intent import construction_methods
 from bufferlint.analysis.names import Qualify
 from bufferlint.analysis.parameters import frozen_parameter_data, frozen_receiver
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import nodes_of
+from bufferlint.analysis.walk import is_name, nodes_of
 
 _LAYER_TENSORS = frozenset(("weight", "bias"))
 
@@ -79,15 +79,21 @@ def _frozen_held(func: cst.FunctionDef, me: str) -> frozenset[tuple[str, str]]:
         if held is not None:
             frozen.add(held)
     for loop in nodes_of(func.body, cst.For):
-        over, target = loop.iter, loop.target
-        if not (isinstance(over, cst.Call) and isinstance(over.func, cst.Attribute) and over.func.attr.value == "parameters"):
-            continue
-        layer = over.func.value
-        if isinstance(layer, cst.Attribute) and is_self_attr(layer, me) and isinstance(target, cst.Name):
-            receivers = map(frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))
-            if any(isinstance(r, cst.Name) and r.value == target.value for r in receivers):
-                frozen.update((layer.attr.value, name) for name in _LAYER_TENSORS)
+        layer = _frozen_by_loop(loop)
+        if isinstance(layer, cst.Attribute) and is_self_attr(layer, me):
+            frozen.update((layer.attr.value, name) for name in _LAYER_TENSORS)
     return frozenset(frozen)
+
+
+def _frozen_by_loop(loop: cst.For) -> Optional[cst.BaseExpression]:
+    """`m` of `for p in m.parameters(): p.requires_grad = False` (or `requires_grad_(False)`)."""
+    over, target = loop.iter, loop.target
+    if not (isinstance(over, cst.Call) and isinstance(over.func, cst.Attribute) and over.func.attr.value == "parameters"):
+        return None
+    if not isinstance(target, cst.Name):
+        return None
+    receivers = map(frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))
+    return over.func.value if any(isinstance(r, cst.Name) and r.value == target.value for r in receivers) else None
 
 
 def _held_tensor(node: Optional[cst.BaseExpression], me: str) -> Optional[tuple[str, str]]:
@@ -224,14 +230,9 @@ def _frozen_here(func: cst.FunctionDef, me: str) -> frozenset[str]:
         if isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me) and receiver.attr.value in _LAYER_TENSORS:
             frozen.add(receiver.attr.value)
     for loop in nodes_of(func.body, cst.For):
-        over = loop.iter
-        if (
-            isinstance(over, cst.Call) and isinstance(over.func, cst.Attribute) and over.func.attr.value == "parameters"
-            and isinstance(over.func.value, cst.Name) and over.func.value.value == me and isinstance(loop.target, cst.Name)
-        ):
-            name = loop.target.value
-            if any(isinstance(r, cst.Name) and r.value == name for r in map(frozen_receiver, nodes_of(loop.body, (cst.Assign, cst.Call)))):
-                frozen.update(_LAYER_TENSORS)
+        owner = _frozen_by_loop(loop)
+        if owner is not None and is_name(owner, me):
+            frozen.update(_LAYER_TENSORS)
     return frozenset(frozen)
 
 
