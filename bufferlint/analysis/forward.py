@@ -27,7 +27,7 @@ from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
-from bufferlint.analysis.walk import nodes_of, variable_names
+from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -226,7 +226,7 @@ class ForwardFacts:
                 for callee, call, inputs, tensors in self._walk(method):
                     known = methods.get(callee.name.value)
                     if known is None:
-                        known = PathMethod(callee, self_name(callee) or "self", [], varying=set())
+                        known = PathMethod(callee, self_name(callee) or "", [], varying=set())  # "": a static method has no instance
                         methods[known.name] = known
                         order.append(known)
                         changed = True
@@ -265,7 +265,7 @@ class ForwardFacts:
     def _varying_arguments(self, callee: cst.FunctionDef, call: cst.Call, caller: PathMethod) -> set[str]:
         """The parameters of `callee` that `call` may give a value that is not constant: one not
         shown constant where the caller passes it, or a default that is no literal."""
-        params = _param_names(callee)[1:]
+        params = _called_params(callee)
         if any(arg.star for arg in call.args):
             return set(params)
         given = _given_arguments(callee, call)
@@ -316,7 +316,7 @@ class ForwardFacts:
                 continue
             assert isinstance(call.func, cst.Attribute)
             callee = self.info.methods.get(call.func.attr.value)
-            if callee is None or callee.name.value in self.info.properties or self_name(callee) is None:
+            if callee is None or callee.name.value in self.info.properties or (self_name(callee) is None and not is_static(callee)):
                 continue
             inputs = _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
             yield callee, call, inputs, _bound_params(callee, call, lambda e: self._a_tensor(e, state, method))
@@ -892,7 +892,17 @@ def _constant_params(method: PathMethod) -> frozenset[str]:
     """The parameters of a helper on the path that no call on it varies (none for the entry)."""
     if method.varying is None:
         return frozenset()
-    return frozenset(_param_names(method.func)[1:]) - method.varying - _starred_params(method.func)
+    return frozenset(_called_params(method.func)) - method.varying - _starred_params(method.func)
+
+
+def is_static(func: cst.FunctionDef) -> bool:
+    """A `@staticmethod`: called on the instance, it is given no instance."""
+    return any(is_name(d.decorator, "staticmethod") for d in func.decorators)
+
+
+def _called_params(func: cst.FunctionDef) -> list[str]:
+    """The parameters a call on the instance fills: all but the instance's own."""
+    return _param_names(func)[0 if is_static(func) else 1 :]
 
 
 def params_of(func: cst.FunctionDef) -> frozenset[str]:
@@ -907,7 +917,7 @@ def _starred_params(func: cst.FunctionDef) -> set[str]:
 def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
     """What `call` (on an instance: no `self` argument) passes for each named parameter, in the
     call's order, up to a starred argument (after it, what goes where is not known)."""
-    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][1:]
+    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][0 if is_static(callee) else 1 :]
     given: dict[str, cst.BaseExpression] = {}
     index = 0
     for arg in call.args:

@@ -19,7 +19,7 @@ from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, is_static, may_hold_move, params_of
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -91,7 +91,8 @@ class ConstantRebuiltInForward(Rule):
     then `k = k.repeat(3, 1, 1, 1).to(x.device)`), and parameters of a method forward calls that
     every call from forward leaves at a literal default or gives a constant
     (`def time_step_embedding(self, t, max_period=10000)`, called as
-    `self.time_step_embedding(t)`). The statement-by-statement analysis of a method stops
+    `self.time_step_embedding(t)`; a `@staticmethod` forward calls on the instance too, whose
+    constants get no fix: it has no instance to read a buffer from). The statement-by-statement analysis of a method stops
     a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     A tensor the method changes in place once built (`total = torch.zeros(n).to(x.device)`, then
@@ -296,6 +297,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return "ScriptModule subclasses do not support non-persistent buffers"
     if info.defines_register_buffer():
         return "the class or a base defines its own register_buffer"
+    if is_static(found.method.func):
+        return f"{found.method.name}() is a static method: it has no instance to read a buffer from (pass the table in, or make it a method)"
     local = _assigned_local(found)
     if local is not None and escapes(found.method.func, local):
         return f"`{local}` leaves {found.method.name}() (returned or stored), and a buffer would be one tensor shared by every call"
