@@ -998,6 +998,9 @@ def test_a_resumed_optimizer_given_only_trainable_parameters_never_held_a_frozen
     findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
     assert _summary(findings) == [("adapter.py", 9, "BUF008", fix)]
     assert ("the project restores optimizer state (" in findings[0]["message"]) is (fix == "none")
+    # the message says where the constant is kept: no optimizer of the project holds it here
+    assert ("(the project's optimizers take only trainable ones)" in findings[0]["message"]) is (fix == "unsafe")
+    assert ("a constant in parameters() and the optimizer" in findings[0]["message"]) is (fix == "none")
 
 
 MASKED_BLOCKS = MODEL_HEAD + (

@@ -146,7 +146,9 @@ class FrozenParameterRule(Rule):
        one from a library counts as given them all). The message names the load most likely to
        restore this class's optimizer: one in a file that imports the class's top-level package,
        sits in its top-level folder or at the run's root, and of those the nearest by folder (a
-       vendored trainer under `external/` is named only when nothing closer restores one).
+       vendored trainer under `external/` is named only when nothing closer restores one). Where
+       that is proved, the finding says the constant sits in parameters() only ("the project's
+       optimizers take only trainable ones") rather than in the optimizer too.
     7. No file of the run turns `requires_grad` on for parameters it does not name: such a loop may
        reach this one, and then it was trained.
     8. No file of the run sets the name on an object from outside it (`model.loss.mean = p`, a line
@@ -211,7 +213,7 @@ class FrozenParameterRule(Rule):
                 f"`{held.layer}.{held.name}` is an nn.Parameter with requires_grad=False that nothing unfreezes, put into the {layer} `{held.layer}`"
             )
             message = (
-                f"{what}: a constant in parameters() and the optimizer; make it a buffer of the layer "
+                f"{what}: {_kept_as(analysis)}; make it a buffer of the layer "
                 f"(`del self.{held.layer}.{held.name}`, then `self.{held.layer}.register_buffer(\"{held.name}\", ...)`); "
                 f"no fix: a rewrite of a parameter the {layer} owns is not offered"
             )
@@ -227,7 +229,7 @@ class FrozenParameterRule(Rule):
             layer = own.layer_class.rpartition(".")[2]
             message = (
                 f"`{own.name}` of {info.name}, a {layer}, is set to a table its constructor computes and frozen there, "
-                f"and nothing unfreezes it: a constant in parameters() and the optimizer; make it a buffer "
+                f"and nothing unfreezes it: {_kept_as(analysis)}; make it a buffer "
                 f"(`del self.{own.name}`, then `self.register_buffer(\"{own.name}\", ...)`); "
                 f"no fix: a rewrite of a parameter the {layer} owns is not offered"
             )
@@ -239,7 +241,7 @@ class FrozenParameterRule(Rule):
         attr = parameter.attr
         message = (
             f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: "
-            "a constant in parameters() and the optimizer; register it as a buffer"
+            f"{_kept_as(analysis)}; register it as a buffer"
         )
         blocker = (
             _fix_blocker(analysis, info, parameter, frozen)
@@ -300,6 +302,14 @@ def _trainable_names(analysis: FileAnalysis, info: ClassInfo, frozen: list[Froze
         a.attr for a in info.assignments
         if a.kind is ValueKind.PARAMETER and id(a) not in frozen_ids and _reads(analysis, a) not in frozen_names
     } | info.registered_parameters
+
+
+def _kept_as(analysis: FileAnalysis) -> str:
+    """Where the constant is kept: in parameters() and so in an optimizer built over them, unless
+    every optimizer the run builds is given only parameters that require grad."""
+    if analysis.project.trains_only_trainable:
+        return "a constant in parameters() (the project's optimizers take only trainable ones)"
+    return "a constant in parameters() and the optimizer"
 
 
 def _fix_blocker(analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]) -> Optional[str]:
