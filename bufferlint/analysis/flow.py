@@ -212,6 +212,11 @@ def stored_names(target: cst.BaseExpression) -> Iterator[str]:
         yield from stored_names(target.value)
 
 
+def is_static(function: cst.FunctionDef) -> bool:
+    """A `@staticmethod`: called on the instance, it is given no instance."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
+
+
 def self_name(function: cst.FunctionDef) -> Optional[str]:
     """The name of the instance parameter, or None for static and class methods."""
     for decorator in function.decorators:

@@ -24,10 +24,10 @@ from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.item_changes import ItemChanges, item_changes
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, iter_all_statements, iter_sites, self_name, stored_names
+from bufferlint.analysis.flow import StatementSite, is_static, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.tensors import TensorInference, is_none
-from bufferlint.analysis.walk import is_name, nodes_of, variable_names
+from bufferlint.analysis.walk import nodes_of, variable_names
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -636,9 +636,9 @@ class ForwardFacts:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
             if self.derived(expr.value, state, method, inputs_only):
                 return Target.INPUT
-        if _get_device_of(expr) is not None:  # `x.get_device()`: the input's CUDA ordinal
-            if self.derived(_get_device_of(expr), state, method, inputs_only):  # type: ignore[arg-type]
-                return Target.INPUT
+        ordinal_of = _get_device_of(expr)  # `x.get_device()`: the input's CUDA ordinal
+        if ordinal_of is not None and self.derived(ordinal_of, state, method, inputs_only):
+            return Target.INPUT
         if isinstance(expr, cst.Name) and expr.value in state.devices and not inputs_only:
             return Target.INPUT
         return Target.OTHER
@@ -895,14 +895,14 @@ def _constant_params(method: PathMethod) -> frozenset[str]:
     return frozenset(_called_params(method.func)) - method.varying - _starred_params(method.func)
 
 
-def is_static(func: cst.FunctionDef) -> bool:
-    """A `@staticmethod`: called on the instance, it is given no instance."""
-    return any(is_name(d.decorator, "staticmethod") for d in func.decorators)
-
-
 def _called_params(func: cst.FunctionDef) -> list[str]:
     """The parameters a call on the instance fills: all but the instance's own."""
-    return _param_names(func)[0 if is_static(func) else 1 :]
+    return _param_names(func)[_instance_slots(func) :]
+
+
+def _instance_slots(func: cst.FunctionDef) -> int:
+    """How many leading parameters a call on the instance does not fill: the instance's own, if any."""
+    return 0 if is_static(func) else 1
 
 
 def params_of(func: cst.FunctionDef) -> frozenset[str]:
@@ -917,7 +917,7 @@ def _starred_params(func: cst.FunctionDef) -> set[str]:
 def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
     """What `call` (on an instance: no `self` argument) passes for each named parameter, in the
     call's order, up to a starred argument (after it, what goes where is not known)."""
-    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][0 if is_static(callee) else 1 :]
+    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][_instance_slots(callee) :]
     given: dict[str, cst.BaseExpression] = {}
     index = 0
     for arg in call.args:

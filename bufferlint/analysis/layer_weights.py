@@ -74,15 +74,28 @@ def _frozen_held(func: cst.FunctionDef, me: str) -> frozenset[tuple[str, str]]:
     """(layer, tensor) for each `self.<layer>.<weight|bias>` the method freezes, one by one or
     under `for p in self.<layer>.parameters(): p.requires_grad = False` (both then)."""
     frozen: set[tuple[str, str]] = set()
-    for node in nodes_of(func.body, (cst.Assign, cst.Call)):
-        held = _held_tensor(frozen_receiver(node), me)
-        if held is not None:
-            frozen.add(held)
-    for loop in nodes_of(func.body, cst.For):
-        layer = _frozen_by_loop(loop)
-        if isinstance(layer, cst.Attribute) and is_self_attr(layer, me):
-            frozen.update((layer.attr.value, name) for name in _LAYER_TENSORS)
+    for receiver, whole in _freezes(func):
+        if whole and isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me):
+            frozen.update((receiver.attr.value, name) for name in _LAYER_TENSORS)
+        elif not whole:
+            held = _held_tensor(receiver, me)
+            if held is not None:
+                frozen.add(held)
     return frozenset(frozen)
+
+
+def _freezes(func: cst.FunctionDef) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    """What the method freezes: `r` of each `r.requires_grad = False` / `r.requires_grad_(False)`
+    (False: that tensor), and `m` of each loop `for p in m.parameters(): p.requires_grad = False`
+    (True: all of its parameters)."""
+    for node in nodes_of(func.body, (cst.Assign, cst.Call)):
+        receiver = frozen_receiver(node)
+        if receiver is not None:
+            yield receiver, False
+    for loop in nodes_of(func.body, cst.For):
+        owner = _frozen_by_loop(loop)
+        if owner is not None:
+            yield owner, True
 
 
 def _frozen_by_loop(loop: cst.For) -> Optional[cst.BaseExpression]:
@@ -225,14 +238,11 @@ def _frozen_here(func: cst.FunctionDef, me: str) -> frozenset[str]:
     `requires_grad_(False)`) each, and both under `for p in self.parameters(): p.requires_grad =
     False`. `self.requires_grad = False` sets a plain attribute of the module and freezes nothing."""
     frozen: set[str] = set()
-    for node in nodes_of(func.body, (cst.Assign, cst.Call)):
-        receiver = frozen_receiver(node)
-        if isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me) and receiver.attr.value in _LAYER_TENSORS:
-            frozen.add(receiver.attr.value)
-    for loop in nodes_of(func.body, cst.For):
-        owner = _frozen_by_loop(loop)
-        if owner is not None and is_name(owner, me):
+    for receiver, whole in _freezes(func):
+        if whole and is_name(receiver, me):
             frozen.update(_LAYER_TENSORS)
+        elif not whole and isinstance(receiver, cst.Attribute) and is_self_attr(receiver, me) and receiver.attr.value in _LAYER_TENSORS:
+            frozen.add(receiver.attr.value)
     return frozenset(frozen)
 
 

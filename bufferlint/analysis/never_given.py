@@ -70,9 +70,10 @@ def given_by_every_construction(analysis: FileAnalysis, info: ClassInfo) -> froz
     init = info.init
     if init is None or info.node.decorators or not analysis.project.known:
         return frozenset()
+    qualified = f"{analysis.module_name}.{info.name}"
     local = _calls_if_only_called(analysis, info.name)
-    elsewhere = analysis.project.calls_elsewhere(f"{analysis.module_name}.{info.name}", tests_prove=False)
-    if local is None or elsewhere is None or not (local or elsewhere):
+    elsewhere = analysis.project.calls_elsewhere(qualified)
+    if local is None or elsewhere is None or not (local or elsewhere) or (elsewhere and analysis.project.built_only_by_tests(qualified)):
         return frozenset()
     given = set()
     for param in _params(init)[1:]:

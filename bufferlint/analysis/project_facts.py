@@ -287,23 +287,15 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
     if b"super(" in source or b"instance(" in source or b"subclass(" in source:
         for match in _SUPER_OR_TEST.finditer(source):
             total[match.group(1) or match.group(2)] -= 1
-    for word in _declared_words(tree, package):
-        if total.get(word, 0) > 0:
-            total[word] -= 1
+    _uncount(total, _declared_words(tree, package))
     docstring_rows = set(_docstring_lines(tree))
     for node in _docstrings(tree):
-        for word in _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")):
-            if total.get(word, 0) > 0:
-                total[word] -= 1
-    for word in _compared_names(source):
-        if total.get(word, 0) > 0:
-            total[word] -= 1
+        _uncount(total, _CAPITALISED.findall(str(node.value).encode("utf-8", "surrogatepass")))
+    _uncount(total, _compared_names(source))
     if b"#" in source:
         for row, comment in _comments(source):
             if row not in docstring_rows:  # (its words were taken out with the docstring's)
-                for word in _CAPITALISED.findall(comment):
-                    if total.get(word, 0) > 0:
-                        total[word] -= 1
+                _uncount(total, _CAPITALISED.findall(comment))
     throwaway = _throwaway_builds(tree, source, docstring_rows)
     counted = total.copy() if test else total
     if test:
@@ -314,6 +306,13 @@ def _class_mentions(tree: ast.Module, source: bytes, test: bool = False, package
         throwaway = {}
     mentions = ((word.decode("ascii"), count) for word, count in counted.items() if count > 0)
     return tuple(sorted((word, count, throwaway.get(word, 0)) for word, count in mentions)), total
+
+
+def _uncount(total: Counter[bytes], words: Iterable[bytes]) -> None:
+    """Take one mention of each word off `total`, never below zero: spots that name no build."""
+    for word in words:
+        if total.get(word, 0) > 0:
+            total[word] -= 1
 
 
 # A class's name as a string compared with a setting (`args.model == "TGAT"`, `in ["TGAT",
@@ -1315,7 +1314,7 @@ class ProjectFacts:
             self.set_outside_plain.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
         self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
-        in_test = is_test_module(path[:-3].replace("/", ".").replace("\\", ".") if path.endswith(".py") else path)
+        in_test = is_test_module(".".join(_path_parts(path[:-3] if path.endswith(".py") else path)))
         for name, target, given in facts.constructions:
             self.built.setdefault(name, []).append((target, given))
             if not in_test:  # a test's build shows nothing of how users build a library class
@@ -1393,16 +1392,19 @@ class ProjectFacts:
         calls = self.calls_elsewhere(qualified)  # the text of the run is read for capitalised class names only
         return None if calls is None else any(gives(given, parameter, position) for given in calls)
 
-    def calls_elsewhere(self, qualified: str, tests_prove: bool = True) -> Optional[list[tuple[str, ...]]]:
+    def calls_elsewhere(self, qualified: str) -> Optional[list[tuple[str, ...]]]:
         """What each call in another file of the run gives the constructor of `qualified` (see
-        `given_elsewhere`); None when some file may build the class unseen, or, unless
-        `tests_prove`, when only tests build it there (a library class, which users build their
-        own way)."""
+        `given_elsewhere`); None when some file may build the class unseen."""
         module, _, short = qualified.rpartition(".")
         if not short[:1].isupper() or short in self.loosely_named or module in self.imported or f"*{module}" in self.imported:
             return None
-        calls = [given for target, given in self.built.get(short, ()) if target == qualified or target not in self.classes]
-        return None if calls and not tests_prove and short not in self.built_outside_tests else calls
+        return [given for target, given in self.built.get(short, ()) if target == qualified or target not in self.classes]
+
+    def built_only_by_tests(self, qualified: str) -> bool:
+        """Other files build the class, all of them tests: a library class, which users build
+        their own way."""
+        short = qualified.rpartition(".")[2]
+        return short in self.built and short not in self.built_outside_tests
 
     def moved_by_holder(self, qualified: str, attr: str) -> Optional[str]:
         """A class whose `_apply`/`to` override assigns `<held>.<attr>` on a module it holds, and

@@ -11,7 +11,7 @@ from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
-from bufferlint.analysis.flow import body_statements
+from bufferlint.analysis.flow import body_statements, is_static
 from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
@@ -19,7 +19,7 @@ from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, is_static, may_hold_move, params_of
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
