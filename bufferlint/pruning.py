@@ -28,10 +28,14 @@ Never blanked:
   torch.cuda.is_available() else "cpu")`, `HOST = torch.device("cpu")`: a device fixed at import,
   `analysis/named_device.py`);
   imports never go.
-- A function is blanked whatever uses it: the only thing the analysis reads of a top-level
-  function is whether it returns a tensor (`analysis/returns.py`), and it asks by name. The
-  blanked functions are handed over as `BlankedFunctions`, which parses one the first time it is
-  asked for (unless two top-level functions share the name: then both stay).
+- A function stays when a module class calls it by name (`name(` anywhere in the class's lines,
+  or in those of a definition holding a nested class) and its text may move a tensor (`.to`,
+  `.cuda`, `device`, ...): forward may run it, and the forward path walks it
+  (`analysis/path_functions.py`); without such text it gives the forward rules nothing to report. Any other function is blanked whatever uses it: the
+  only other thing the analysis reads of a top-level function is whether it returns a tensor
+  (`analysis/returns.py`), and it asks by name. The blanked functions are handed over as
+  `BlankedFunctions`, which parses one the first time it is asked for (unless two top-level
+  functions share the name: then both stay).
 
 `tests/test_pruning.py` compares pruned and full checks on every fixture, on sources a review
 found tricky, and through the CLI; over 17 real repositories (4,142 files) findings and
@@ -191,6 +195,7 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
     hoisted: list[tuple[int, int]] = []
     functions: dict[str, tuple[int, int]] = {}
     statements = b"requires_grad" not in data
+    called: Optional[frozenset[bytes]] = None
     for definition in definitions:
         if definition.statement:
             if not statements:
@@ -198,6 +203,10 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
         elif definition.name in modules or function_names[definition.name] > 1:
             continue
         starts = starts or _line_starts(data)
+        if definition.bases is None and _MAY_MOVE.search(data, starts[definition.first - 1], _line_end(starts, definition.last)):
+            called = _called_by_classes(data, starts, definitions, modules) if called is None else called
+            if definition.name.encode() in called:
+                continue  # forward may run it, and it may move a tensor (analysis/path_functions.py)
         imports = _blankable(data, starts, definition)
         if imports is None:
             continue
@@ -209,6 +218,25 @@ def pruned(data: bytes, definitions: Iterable[TopDefinition], summary: ClassSumm
         return Pruned(data, BlankedFunctions(data, functions))
     text, rows = _without(data, drop, hoisted)
     return Pruned(text, BlankedFunctions(data, functions), rows)
+
+
+# Text a device move or a factory given `device=` needs (a superset of `forward.MOVE_TEXT`, a dot
+# before a comment included): a function without it gives the forward rules nothing to report.
+_MAY_MOVE = re.compile(rb"\.[ \t\f\r\n\\]*(?:to|cuda|type_as|type|#)|as_tensor|device")
+# A name called: `name(`, blanks and line breaks allowed before the bracket.
+_CALLED_NAME = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)[ \t\r\n\\]*\(")
+
+
+def _called_by_classes(data: bytes, starts: list[int], definitions: tuple[TopDefinition, ...], modules: set[str]) -> frozenset[bytes]:
+    """The names called inside a module class, or inside any definition holding a nested class:
+    a function of the file forward calls by name is read with the class (path_functions.py)."""
+    names: set[bytes] = set()
+    for definition in definitions:
+        begin, end = starts[definition.first - 1], _line_end(starts, definition.last)
+        own = 1 if definition.bases is not None else 0
+        if (definition.bases is not None and definition.name in modules) or len(_CLASS.findall(data, begin, end)) > own:
+            names.update(match.group(1) for match in _CALLED_NAME.finditer(data, begin, end))
+    return frozenset(names)
 
 
 def _plain_lines(data: bytes) -> bool:

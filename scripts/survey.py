@@ -731,6 +731,16 @@ FRESH53 = _repositories("""
     Haochen-Wang409/HPM nagadomi/nunif JingyunLiang/HCFlow hkchengrex/CascadePSP
 """)
 
+FRESH54 = _repositories("""
+    MCG-NJU/CamLiFlow thuml/predrnn-pytorch STVIR/pysot researchmm/TracKit NirAharon/BoT-SORT
+    WenjieDu/SAITS ycq091044/BIOT wjq-learning/CBraMod wengong-jin/RefineGNN enoche/MMRec
+    yandex-research/tabular-dl-revisiting-models openclimatefix/graph_weather thuml/Latent-Spectral-Models
+    Snowdar/asv-subtools fishaudio/fish-diffusion adobe-research/DeepAFx-ST ridgerchu/matmulfreellm
+    BioinfoMachineLearning/bio-diffusion LAMDA-RL/OfflineRL-Lib yuanjunchai/IKC zsyOAOA/VIRNet
+    yzslab/gaussian-splatting-lightning hongsukchoi/TCMR_RELEASE hassony2/obman_train JDAI-CV/FaceX-Zoo
+    neuralchen/SimSwap voletiv/mcvd-pytorch yukimasano/self-label
+""")
+
 
 SETS = {
     "tuned": TUNED, "fresh": FRESH, "fresh3": FRESH3, "fresh4": FRESH4, "fresh5": FRESH5, "fresh6": FRESH6,
@@ -739,7 +749,7 @@ SETS = {
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
     "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
-    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52, "fresh53": FRESH53,
+    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52, "fresh53": FRESH53, "fresh54": FRESH54,
 }
 
 

@@ -174,12 +174,43 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
         assert re.search(r"no fix: \S*train\.py:\d+ turns requires_grad on for parameters it does not name; if it reaches `gate`", findings[0]["message"])
 
 
+HOLDERS = (
+    "from torch import nn\n\nfrom adapter import Adapter\n\n\n"
+    "class Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.adapter_block = Adapter()\n\n\n"
+    "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = Encoder()\n        self.head = nn.Linear(3, 2)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("backbone", []),  # picks `backbone.adapter_block.gate`: trained there
+        ("adapter_block", []),
+        ("head", [("adapter.py", 9, "BUF008", "none")]),  # picks only the classifier's own head
+    ],
+    ids=["outer-holder", "inner-holder", "other-attribute"],
+)
+def test_a_name_filter_that_picks_a_holder_attribute_unfreezes_what_it_holds(
+    word: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`if "backbone" in name: p.requires_grad = True` over a classifier's parameters picks every
+    parameter of the modules held as `backbone`, at any depth."""
+    script = (
+        "def finetune(model):\n    for name, p in model.named_parameters():\n"
+        f"        if \"{word}\" in name:\n            p.requires_grad = True\n"
+    )
+    root = _project(tmp_path / "p4h", {"adapter.py": FROZEN, "models.py": HOLDERS, "train.py": script})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == expected
+
+
 @pytest.mark.parametrize(
     ("script", "fix"),
     [
         ("def resume(optimizer, ckpt):\n    optimizer.load_state_dict(ckpt['optimizer'])\n", None),
         ("def resume(model, opt, ckpt):\n    model.load_state_dict(ckpt['model'])\n    opt.load_state_dict(ckpt['opt'])\n", None),
         ("def resume(trainer, model, path):\n    trainer.fit(model, ckpt_path=path)\n", None),
+        ("def resume(trainer, model, data, path):\n    trainer.fit(\n        model=model,\n        datamodule=data,\n        ckpt_path=path,\n    )\n", None),
         ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
         ("def train(runner, cfg):\n    if cfg.resume_from:\n        runner.resume(cfg.resume_from)\n", None),  # mmcv
         ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
@@ -187,7 +218,7 @@ def test_a_frozen_parameter_is_reported_only_when_no_file_unfreezes_it(
         ('def merge(cfg, params):\n    """params: overrides, e.g. ["training.resume=True"]"""\n    return cfg\n', "unsafe"),
         ("def merge(cfg):\n    return cfg  # a caller may set resume=True\n", "unsafe"),
     ],
-    ids=["optimizer", "short-name", "lightning", "accelerate", "mmcv-runner", "weights-only", "layer-weights", "docstring", "comment"],
+    ids=["optimizer", "short-name", "lightning", "lightning-multiline", "accelerate", "mmcv-runner", "weights-only", "layer-weights", "docstring", "comment"],
 )
 def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
     script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -1157,3 +1188,29 @@ def test_a_host_default_device_every_construction_names(
     take the host default, none once every construction of the run names the device."""
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/tables.py": NODE_TABLES, "pkg/train.py": script})
     assert _summary(_findings(capsys, root)) == expected
+
+
+@pytest.mark.parametrize(
+    ("core", "fix"),
+    [
+        ("class Core(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 3, 1)\n", "unsafe"),
+        ("class Core:\n    def __init__(self):\n        self.scale = 2.0\n", "none"),  # no module: nothing moves the holder
+    ],
+    ids=["module-core", "plain-core"],
+)
+def test_a_module_class_built_through_a_relative_import_moves_its_holder(
+    core: str, fix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`from .core import Core`, then `self.core = Core()`: a holder of a module with weights is
+    moved by whoever runs it, so a constant it rebuilds per call can be hoisted (unsafe)."""
+    flow = MODEL_HEAD + (
+        "from .core import Core\n\n\n"
+        "class Flow(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.core = Core()\n\n"
+        "    def forward(self, images):\n"
+        "        mean = torch.tensor([123.675, 116.28, 103.53], device=images.device)\n"
+        "        return images - mean.reshape(1, 3, 1, 1)\n"
+    )
+    root = _project(tmp_path / "p5", {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/core.py": MODEL_HEAD + "\n\n" + core, "pkg/models/flow.py": flow})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF003"]
+    assert _summary(findings) == [("flow.py", 12, "BUF003", fix)]

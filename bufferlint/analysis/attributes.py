@@ -21,9 +21,9 @@ import libcst as cst
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind, never_initialised, tensor_params
 from bufferlint.analysis.containers import may_hold_tensors
 from bufferlint.analysis.evidence import Evidence, EvidenceFinder, HostPartner
-from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel, vector_names
+from bufferlint.analysis.factory_sizes import is_zero_dim, same_shape_chain, scalar_names, static_numel, vector_names
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, self_name, stored_names
+from bufferlint.analysis.flow import StatementSite, body_statements, child_suites, is_self_attr, self_name, stored_names
 from bufferlint.analysis.forward import forward_facts
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.intent import DEVICE_ATTRS, Family, deliberate_reason, init_time_methods, moved_later, placed_by_design, reached_from
@@ -301,6 +301,11 @@ class ClassAttributes:
         (`self.ema = a * self.ema + (1 - a) * loss.mean()`)."""
         me, attr, scalars = assignment.scope.self_name or "", assignment.attr, scalar_names(assignment.method)
         stack: list[cst.BaseExpression] = [assignment.value] if isinstance(assignment.value, cst.BinaryOperation) else []
+        chain = same_shape_chain(assignment.value) if isinstance(assignment.value, cst.Call) else None
+        if chain is not None and is_self_attr(chain[0], me, attr):
+            stack = list(chain[1])  # `self.p = self.p.normal_(m, s).clamp(min=0.)`: its shape, given numbers
+            if not stack:
+                return True
         if not stack:
             return False
         while stack:

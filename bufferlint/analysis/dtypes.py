@@ -35,6 +35,8 @@ _REAL_MODULES = ("math", "numpy", "np")
 # Builtins other than those above (`getattr(torch, name)(n)`): never "not defined in this file".
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 3
+# Pins to a dtype wider than the default one.
+_WIDE = ("float64", "double", "Double")
 
 
 class ComplexCheck:
@@ -175,6 +177,55 @@ def dtype_pin(value: cst.BaseExpression, qualify: Qualify) -> Optional[str]:
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PINNING_METHODS and not call.args:
             return f".{call.func.attr.value}()"
     return None
+
+
+def dtype_pin_through(
+    value: cst.BaseExpression,
+    me: Optional[str],
+    attribute_values: Callable[[str], Iterable[tuple[cst.BaseExpression, Optional[str]]]],
+    method: Callable[[str], Optional[cst.FunctionDef]],
+    function: Callable[[str], Optional[cst.FunctionDef]],
+    qualify: Qualify,
+) -> Optional[str]:
+    """`dtype_pin` of `value`, or a pin to double precision in what it is built from, a few steps
+    back: the values assigned to the attributes of the class it reads (`me`: the instance's name
+    there), and the bodies of the methods and file functions it calls (`self.alphas = 1 -
+    self.betas`, with `self.betas` from a schedule method built with `dtype=torch.float64`)."""
+    stack: list[tuple[cst.CSTNode, Optional[str], int]] = [(value, me, 0)]
+    seen: set[int] = set()
+    while stack:
+        node, owner, depth = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        pin = dtype_pin(node, qualify)  # type: ignore[arg-type]
+        # where it is built from, only a dtype wider than the default counts: `dtype=torch.float32`
+        # in a kernel helper says what a buffer of the default dtype holds anyway
+        if pin is not None and (depth == 0 or any(word in pin for word in _WIDE)):
+            return pin
+        if depth >= _MAX_DEPTH:
+            continue
+        for read in nodes_of(node, cst.Attribute):
+            if owner is not None and is_name(read.value, owner):
+                stack.extend((source, source_me, depth + 1) for source, source_me in attribute_values(read.attr.value))
+        for call in nodes_of(node, cst.Call):
+            body = None
+            if isinstance(call.func, cst.Name):
+                body = function(call.func.value)
+            elif isinstance(call.func, cst.Attribute) and owner is not None and is_name(call.func.value, owner):
+                body = method(call.func.attr.value)
+            if body is not None and not _returns_cast(body):
+                stack.append((body.body, self_name(body), depth + 1))
+    return None
+
+
+def _returns_cast(func: cst.FunctionDef) -> bool:
+    """Every `return` casts what it gives back to the default floating dtype (`.float()`): what
+    the body computes in (`dtype=torch.float64` for precision) does not reach the caller."""
+    returns = [r.value for r in nodes_of(func.body, cst.Return)]
+    return bool(returns) and all(
+        isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "float" and not v.args for v in returns
+    )
 
 
 def _pinned(node: cst.BaseExpression, qualify: Qualify) -> bool:

@@ -142,8 +142,10 @@ class EvidenceFinder:
         # Rebound by this method before a read (`self.flat = torch.cat(...)`, then `return self.flat`):
         # the read sees the value just built, not the stored one that .to() would leave behind.
         fresh: set[str] = set()
-        for site in method.sites:
+        rehomed = _rehomed(facts, method)
+        for index, site in enumerate(method.sites):
             reader = _Reader(facts, method, site.state, carriers, self.wanted, data_carriers)
+            reader.moved_later = frozenset(name for at, name in rehomed if at > index)
             small = site.site.small
             for node in site.operations:
                 met = reader.meets(node)
@@ -230,6 +232,24 @@ def _rebound_afresh(small: cst.BaseSmallStatement, me: Optional[str], wanted: fr
     return frozenset() if reads_itself else frozenset((attr,))
 
 
+def _rehomed(facts: ForwardFacts, method: PathMethod) -> list[tuple[int, str]]:
+    """(site index, name) of each statement that moves a local to a device and binds it again
+    or returns it (`im = im.cuda()`, `return x.to(device)`)."""
+    found = []
+    for index, site in enumerate(method.sites):
+        small = site.site.small
+        value: Optional[cst.BaseExpression] = None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            value = small.value  # `im = im.cuda()`
+        elif isinstance(small, cst.Return):
+            value = small.value  # `return im.cuda()`
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name):
+            name = value.func.value.value
+            if (isinstance(small, cst.Return) or is_name(small.targets[0].target, name)) and facts.move(value, site.state, method) is not None:  # type: ignore[union-attr,attr-defined]
+                found.append((index, name))
+    return found
+
+
 def _methods(facts: ForwardFacts, may_read: Callable[[cst.FunctionDef], bool]) -> Iterator[PathMethod]:
     """The forward path, then every other method that runs after construction and names one of
     the attributes (`may_read`: walking a method costs a flow analysis; most name none)."""
@@ -257,6 +277,15 @@ class _Reader:
         self.facts, self.method, self.state, self.carriers, self.wanted = facts, method, state, carriers, wanted
         self.data_carriers = data_carriers
         self._data_only: frozenset[str] = frozenset()  # while reading data: the samplers whose draws carry none
+        # locals a later statement moves to a device itself (`im = im.cuda()`): until then they
+        # live where the method built them (on the host, to be normalised there first)
+        self.moved_later: frozenset[str] = frozenset()
+
+    def placed(self, expr: cst.BaseExpression) -> bool:
+        """`expr` lives where the inputs or the module's state live."""
+        if isinstance(expr, cst.Name) and expr.value in self.moved_later:
+            return False
+        return self.facts.derived(expr, self.state, self.method)
 
     def data(self, expr: cst.BaseExpression, samplers: frozenset[str] = frozenset()) -> frozenset[str]:
         """The attributes whose data `expr` holds: as `carried`, but not through a draw from them by
@@ -321,9 +350,32 @@ class _Reader:
             return self._args(call)
         if isinstance(func, cst.Name) and func.value in _NON_TENSOR_BUILTINS:
             return frozenset()
+        if isinstance(func, cst.Name):
+            placed = self._placing_arguments(call)
+            if placed is not None:  # what it returns it re-homes to where these live
+                return frozenset().union(*(self.carried(value) for value in placed))
         if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_name(func.value, self.method.self_name)):
             return self._args(call)  # a function or helper method: what it makes of a CPU tensor stays there
         return frozenset()
+
+    def _placing_arguments(self, call: cst.Call) -> Optional[list[cst.BaseExpression]]:
+        """For a call of a function of the file that moves values to the device of one of its
+        arguments (`idx.to(x.device)`), given a placed tensor there: the arguments it places its
+        results beside. The others it reads where they are (a host-side search over positions
+        kept on the CPU on purpose), unless it moves them too (`window.to(x.device)`: a copy per
+        call, which meets the input)."""
+        helper = self.facts.analysis.function(call.func.value) if isinstance(call.func, cst.Name) else None
+        if helper is None or any(arg.star for arg in call.args):
+            return None
+        placing = _placing_params(helper)
+        if not placing:
+            return None
+        given = _given_params(helper, call)
+        placed = [value for name, value in given.items() if name in placing and self.facts.derived(value, self.state, self.method)]
+        if not placed:
+            return None
+        moved = _moved_params(helper)
+        return placed + [value for name, value in given.items() if name in moved and name not in placing]
 
     def _new_data(self, call: cst.Call) -> bool:
         """A draw by one of the samplers asked about: `torch.multinomial(self.w, n)`,
@@ -392,14 +444,14 @@ class _Reader:
             return frozenset()
         if isinstance(node, cst.Call) and facts.submodule_call(node, method):
             return attrs  # a submodule's weights live on the module's device
-        placed = [c for op, c in zip(operands, carried) if facts.derived(op, state, method)]
+        placed = [c for op, c in zip(operands, carried) if self.placed(op)]
         # `(x + self.a) + self.b`: `b` meets a placed operand that does not carry `b` itself
         return frozenset(attr for attr in attrs if any(attr not in c for c in placed))
 
     def augments(self, small: cst.AugAssign) -> frozenset[str]:
         """`attn += self.mask`: the attribute meets a placed tensor in place."""
         attrs = self.carried(small.value)
-        if attrs and self.facts.derived(small.target, self.state, self.method):
+        if attrs and self.placed(small.target):
             return attrs
         return frozenset()
 
@@ -449,6 +501,9 @@ class _Reader:
             return None  # torch functions: `combined_operands` decided
         helper = self.facts.analysis.function(func.value) if isinstance(func, cst.Name) else None
         rebuilt = _rebuilt_on_host(helper, call, self.facts.inference.qualify) if helper is not None else frozenset()
+        placed = self._placing_arguments(call)
+        if placed is not None:
+            return placed
         return [arg.value for arg in call.args if not arg.star and id(arg) not in rebuilt]
 
 
@@ -462,6 +517,39 @@ _SIZE_CALLS = frozenset(
     "view reshape expand repeat permute tile new_zeros new_ones new_empty new_full "
     "zeros ones empty full rand randn randint Size".split()
 )
+
+
+def _placing_params(helper: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of a function of the file whose device it moves other values to
+    (`idx.to(x.device)`, `w.to(x)`): it places its own results where that argument lives."""
+    params = {p.name.value for p in (*helper.params.posonly_params, *helper.params.params, *helper.params.kwonly_params)}
+    found: set[str] = set()
+    for call in nodes_of(helper.body, cst.Call):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args:
+            target = call.args[0].value
+            if isinstance(target, cst.Attribute) and target.attr.value == "device":
+                target = target.value
+            if isinstance(target, cst.Name) and target.value in params and not is_name(call.func.value, target.value):
+                found.add(target.value)
+    return frozenset(found)
+
+
+def _moved_params(helper: cst.FunctionDef) -> frozenset[str]:
+    """The parameters the function moves themselves (`window.to(x.device)`): a per-call copy."""
+    return frozenset(
+        call.func.value.value for call in nodes_of(helper.body, cst.Call)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "type_as") and isinstance(call.func.value, cst.Name)
+    )
+
+
+def _given_params(helper: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    positional = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
+    given: dict[str, cst.BaseExpression] = {}
+    for index, arg in enumerate(a for a in call.args if a.keyword is None):
+        if index < len(positional):
+            given[positional[index]] = arg.value
+    given.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
+    return given
 
 
 def _size_positions(call: cst.Call) -> list[cst.Arg]:

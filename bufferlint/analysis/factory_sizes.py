@@ -14,6 +14,7 @@ import libcst as cst
 
 from bufferlint.analysis.flow import locals_always
 from bufferlint.analysis.names import Qualify
+from bufferlint.analysis.walk import nodes_of
 
 
 # Factories whose positional arguments (or one sequence argument, or `size=`) are the shape.
@@ -28,6 +29,7 @@ _LEGACY_CONSTRUCTORS = frozenset(
 _SAME_SIZE_METHODS = frozenset("float double half bfloat16 long int short bool byte clone detach contiguous to type".split())
 # Scalars a data factory may be given: numbers, `math.inf`, `float("inf")`, names of numbers.
 _NUMBER_FUNCTIONS = frozenset(("float", "int", "bool", "complex"))
+_NUMBER_ATTRIBUTES = frozenset(("pi", "e", "inf", "nan", "tau"))
 
 
 def static_numel(expr: cst.BaseExpression, qualify: Qualify) -> Optional[int]:
@@ -50,6 +52,19 @@ def static_numel(expr: cst.BaseExpression, qualify: Qualify) -> Optional[int]:
     if short == "arange":
         return _arange_numel(expr)
     return None
+
+
+def copies_host_data(expr: cst.BaseExpression, qualify: Qualify) -> bool:
+    """Whether building `expr` turns Python or numpy data into a tensor (`torch.tensor([...])`,
+    `torch.from_numpy(a)`, `torch.FloatTensor([...])`): that data lives on the host, so the tensor
+    is copied from there whatever device it is built for. A factory that computes its tensor
+    (`torch.arange(n)`, `torch.eye(4)`) can build it on the device instead."""
+    for node in nodes_of(expr, cst.Call):
+        qualified = qualify(node.func) or ""
+        short = qualified[len("torch.") :] if qualified.startswith("torch.") and qualified.count(".") == 1 else ""
+        if short in _DATA_FACTORIES or short in _LEGACY_CONSTRUCTORS or short == "from_numpy":
+            return True
+    return False
 
 
 def _arange_numel(call: cst.Call) -> Optional[int]:
@@ -114,6 +129,25 @@ def is_zero_dim(
         data = _positional(expr, 0)
         return data is not None and (_is_scalar(data) or _is_scalar_name(data, scalars))
     return False
+
+
+# In-place fills that keep the receiver's shape (`t.uniform_(a, b)`, `t.normal_(m, s)`).
+_FILLS = frozenset("uniform_ normal_ fill_ zero_ exponential_ bernoulli_ clamp_ clip_ random_".split())
+
+
+def same_shape_chain(expr: cst.BaseExpression) -> Optional[tuple[cst.BaseExpression, list[cst.BaseExpression]]]:
+    """The receiver at the root of a chain of methods that keep its shape when given no tensor
+    (`t.normal_(m, s).clamp(min=0.)`, `t.float()`), with the arguments the chain passes (for the
+    caller to show they are no tensors); None when `expr` is no such chain."""
+    given: list[cst.BaseExpression] = []
+    steps = 0
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method not in _SAME_SIZE_METHODS and method not in _POINTWISE and method not in _FILLS:
+            return None
+        given.extend(arg.value for arg in expr.args)
+        expr, steps = expr.func.value, steps + 1
+    return (expr, given) if steps else None
 
 
 def scalar_names(func: cst.FunctionDef) -> frozenset[str]:
@@ -257,7 +291,7 @@ def _data_numel(data: cst.BaseExpression) -> Optional[int]:
 
 
 def _is_scalar(expr: cst.BaseExpression, element: bool = False) -> bool:
-    """A Python number: a literal, `-1.0`, `math.inf`, `float("-inf")`. As an element of a list
+    """A Python number: a literal, `-1.0`, `math.inf`, `torch.pi`, `float("-inf")`. As an element of a list
     literal (`element`), a name or attribute counts too (`[self.neg_inf]`): nested data would be
     written as a nested list."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
@@ -266,8 +300,10 @@ def _is_scalar(expr: cst.BaseExpression, element: bool = False) -> bool:
         return _is_scalar(expr.expression, element)
     if isinstance(expr, cst.BinaryOperation):
         return _is_scalar(expr.left, element) and _is_scalar(expr.right, element)
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "math":
-        return True
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        module = expr.value.value  # `math.inf`; `torch.pi`, `np.e`: the numbers those modules name
+        if module == "math" or (module in ("torch", "np", "numpy") and expr.attr.value in _NUMBER_ATTRIBUTES):
+            return True
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_FUNCTIONS:
         return True
     return element and (isinstance(expr, cst.Name) and expr.value != "None" or isinstance(expr, cst.Attribute))

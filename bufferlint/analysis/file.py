@@ -94,6 +94,11 @@ class FileAnalysis:
         benchmark corpus, 0.09 s once trees are freed here. The findings keep only their own nodes."""
         self.__dict__.clear()
 
+    @property
+    def partial(self) -> bool:
+        """Whether `module` leaves out lines of the file (pruning.py): statements not in it may exist."""
+        return self._partial and self._text is not None
+
     @cached_property
     def whole_module(self) -> cst.Module:
         """The whole file, also where a check parsed only part of it: a proof that must see every

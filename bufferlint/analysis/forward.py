@@ -26,6 +26,7 @@ from bufferlint.analysis.item_changes import ItemChanges, item_changes
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.flow import StatementSite, is_static, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.path_functions import path_function
 from bufferlint.analysis.tensors import TensorInference, is_none
 from bufferlint.analysis.walk import nodes_of, variable_names
 
@@ -160,10 +161,16 @@ class PathMethod:
     # parameters some call on the path gives a value not shown constant, or leaves at a default
     # that is no literal; None for the entry, whose parameters are the call's inputs
     varying: Optional[set[str]] = None
+    function: bool = False  # a top-level function of the file, called by name (path_functions.py)
 
     @property
     def name(self) -> str:
         return self.func.name.value
+
+    @property
+    def slots(self) -> int:
+        """How many leading parameters a call does not fill: the instance's own, if any."""
+        return 0 if self.function or is_static(self.func) else 1
 
     @property
     def device_input(self) -> Optional[str]:
@@ -218,19 +225,19 @@ class ForwardFacts:
         if forward is None or self_name(forward) is None:
             return []
         entry = PathMethod(forward, self_name(forward) or "self", input_params(forward, self.inference))
-        methods = {entry.name: entry}
+        methods = {id(forward): entry}
         order = [entry]
         for _ in range(3):  # helper inputs come from their call sites: settle in a few passes
             changed = False
             for method in list(order):
-                for callee, call, inputs, tensors in self._walk(method):
-                    known = methods.get(callee.name.value)
+                for helper, call, inputs, tensors in self._walk(method):
+                    callee = helper.func
+                    known = methods.get(id(callee))
                     if known is None:
-                        known = PathMethod(callee, self_name(callee) or "", [], varying=set())  # "": a static method has no instance
-                        methods[known.name] = known
+                        known = methods[id(callee)] = helper  # no instance name: a static method or a function
                         order.append(known)
                         changed = True
-                    varying = self._varying_arguments(callee, call, method)
+                    varying = self._varying_arguments(known, call, method)
                     if known.varying is not None and not varying <= known.varying:
                         known.varying |= varying
                         changed = True
@@ -262,13 +269,14 @@ class ForwardFacts:
             pass
         return method
 
-    def _varying_arguments(self, callee: cst.FunctionDef, call: cst.Call, caller: PathMethod) -> set[str]:
-        """The parameters of `callee` that `call` may give a value that is not constant: one not
+    def _varying_arguments(self, helper: PathMethod, call: cst.Call, caller: PathMethod) -> set[str]:
+        """The parameters of the helper that `call` may give a value that is not constant: one not
         shown constant where the caller passes it, or a default that is no literal."""
-        params = _called_params(callee)
+        callee = helper.func
+        params = _called_params(callee, helper.slots)
         if any(arg.star for arg in call.args):
             return set(params)
-        given = _given_arguments(callee, call)
+        given = _given_arguments(callee, call, helper.slots)
         defaults = {p.name.value: p.default for p in (*callee.params.params, *callee.params.kwonly_params)}
         varying = set()
         for name in params:
@@ -281,9 +289,9 @@ class ForwardFacts:
                 varying.add(name)
         return varying
 
-    def _walk(self, method: PathMethod) -> Iterator[tuple[cst.FunctionDef, cst.Call, list[str], list[str]]]:
-        """Record the state before each statement; yield the helpers called, the call, their
-        input params and those of them given a tensor."""
+    def _walk(self, method: PathMethod) -> Iterator[tuple[PathMethod, cst.Call, list[str], list[str]]]:
+        """Record the state before each statement; yield the helpers called (new ones, not yet
+        walked), the call, their input params and those of them given a tensor."""
         func = method.func
         method.locals = self._once("locals", func, lambda: frozenset(_bound_names(func)))
         fixed = _constant_params(method)
@@ -310,16 +318,33 @@ class ForwardFacts:
 
     def _helper_calls(
         self, method: PathMethod, calls: tuple[cst.Call, ...], state: FlowState
-    ) -> Iterator[tuple[cst.FunctionDef, cst.Call, list[str], list[str]]]:
+    ) -> Iterator[tuple[PathMethod, cst.Call, list[str], list[str]]]:
         for call in calls:
-            if _self_attr(call.func, method.self_name) is None:
+            helper = self._helper(call, method)
+            if helper is None:
                 continue
-            assert isinstance(call.func, cst.Attribute)
-            callee = self.info.methods.get(call.func.attr.value)
-            if callee is None or callee.name.value in self.info.properties or (self_name(callee) is None and not is_static(callee)):
-                continue
-            inputs = _bound_params(callee, call, lambda e: self.derived(e, state, method, inputs_only=True))
-            yield callee, call, inputs, _bound_params(callee, call, lambda e: self._a_tensor(e, state, method))
+            callee, slots = helper.func, helper.slots
+            inputs = _bound_params(callee, call, slots, lambda e: self.derived(e, state, method, inputs_only=True))
+            yield helper, call, inputs, _bound_params(callee, call, slots, lambda e: self._a_tensor(e, state, method))
+
+    def _helper(self, call: cst.Call, caller: PathMethod) -> Optional[PathMethod]:
+        """What `call` runs when it is a helper on the path: a method called on the instance, or
+        (from a method of the class) a top-level function of the file called by name."""
+        func = call.func
+        if type(func) is cst.Name:
+            if caller.function or func.value in caller.locals:
+                return None  # one call away from the class only; a local of that name shadows it
+            found = path_function(self.analysis, func.value)
+            if found is None or _defines(caller.func, func.value):
+                return None
+            return PathMethod(found, "", [], varying=set(), function=True)
+        if _self_attr(func, caller.self_name) is None:
+            return None
+        assert isinstance(func, cst.Attribute)
+        callee = self.info.methods.get(func.attr.value)
+        if callee is None or callee.name.value in self.info.properties or (self_name(callee) is None and not is_static(callee)):
+            return None
+        return PathMethod(callee, self_name(callee) or "", [], varying=set())  # "": a static method has no instance
 
     def _a_tensor(self, expr: cst.BaseExpression, state: FlowState, method: PathMethod) -> bool:
         """An argument known to be one tensor: a parameter shown to be one, or a value computed
@@ -892,17 +917,12 @@ def _constant_params(method: PathMethod) -> frozenset[str]:
     """The parameters of a helper on the path that no call on it varies (none for the entry)."""
     if method.varying is None:
         return frozenset()
-    return frozenset(_called_params(method.func)) - method.varying - _starred_params(method.func)
+    return frozenset(_called_params(method.func, method.slots)) - method.varying - _starred_params(method.func)
 
 
-def _called_params(func: cst.FunctionDef) -> list[str]:
-    """The parameters a call on the instance fills: all but the instance's own."""
-    return _param_names(func)[_instance_slots(func) :]
-
-
-def _instance_slots(func: cst.FunctionDef) -> int:
-    """How many leading parameters a call on the instance does not fill: the instance's own, if any."""
-    return 0 if is_static(func) else 1
+def _called_params(func: cst.FunctionDef, slots: int) -> list[str]:
+    """The parameters a call fills: all but the first `slots` (the instance's own, if any)."""
+    return _param_names(func)[slots:]
 
 
 def params_of(func: cst.FunctionDef) -> frozenset[str]:
@@ -914,10 +934,11 @@ def _starred_params(func: cst.FunctionDef) -> set[str]:
     return {star.name.value for star in (func.params.star_arg, func.params.star_kwarg) if isinstance(star, cst.Param)}
 
 
-def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """What `call` (on an instance: no `self` argument) passes for each named parameter, in the
-    call's order, up to a starred argument (after it, what goes where is not known)."""
-    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][_instance_slots(callee) :]
+def _given_arguments(callee: cst.FunctionDef, call: cst.Call, slots: int) -> dict[str, cst.BaseExpression]:
+    """What `call` passes for each named parameter (the first `slots` are the instance's, which
+    the call does not pass), in the call's order, up to a starred argument (after it, what goes
+    where is not known)."""
+    positional = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)][slots:]
     given: dict[str, cst.BaseExpression] = {}
     index = 0
     for arg in call.args:
@@ -932,9 +953,9 @@ def _given_arguments(callee: cst.FunctionDef, call: cst.Call) -> dict[str, cst.B
     return given
 
 
-def _bound_params(callee: cst.FunctionDef, call: cst.Call, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
+def _bound_params(callee: cst.FunctionDef, call: cst.Call, slots: int, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
     """Parameters of `callee` that `call` passes an input-derived tensor to."""
-    return [name for name, value in _given_arguments(callee, call).items() if is_input(value)]
+    return [name for name, value in _given_arguments(callee, call, slots).items() if is_input(value)]
 
 
 def _bound_names(func: cst.FunctionDef) -> set[str]:
@@ -961,6 +982,11 @@ def _bound_names(func: cst.FunctionDef) -> set[str]:
             for walrus in nodes_of(stmt.test, cst.NamedExpr):  # type: ignore[attr-defined]
                 names.update(stored_names(walrus.target))
     return names
+
+
+def _defines(func: cst.FunctionDef, name: str) -> bool:
+    """Whether `func` holds a nested `def` or `class` of that name."""
+    return any(type(stmt) in (cst.FunctionDef, cst.ClassDef) and stmt.name.value == name for stmt in iter_all_statements(func.body))  # type: ignore[attr-defined]
 
 
 def _small_binds(small: cst.BaseSmallStatement) -> Iterator[str]:

@@ -42,9 +42,46 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
                 return "it holds a container"
         if assignments and all(a.value is not None and _is_number(a.value) for a in assignments):
             return "it holds a Python number"  # `torch.as_tensor(self.eps, device=...)` makes it there
+        sources = [a for a in assignments if not _moves_itself(a.value, a.attr)]  # `self.g = self.g.to(d)` adds nothing
+        built = [_constructed_class(info, a.value) for a in sources if a.value is not None]
+        if sources and len(built) == len(sources) and all(built):
+            return f"it holds a `{built[0]}` object, not a tensor"  # a graph `Data(...)` has its own .to()
     if attr in called:
         return "it is called or used as a module, so it is a module or a function"
     return None
+
+
+# Classes whose objects are tensors (a call of one builds a tensor, whatever inference said).
+_TENSOR_CLASSES = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor ByteTensor "
+    "BoolTensor Parameter Buffer Variable".split()
+)
+
+
+def _constructed_class(info: ClassInfo, value: cst.BaseExpression) -> Optional[str]:
+    """The class a value constructs (`Data(edge_index=...)`, `geometry.Meshes(...)`: a CamelCase
+    callable that is no tensor class), directly or as what every `return` of a method of the
+    class it calls gives (`self.build_graph()`), or None."""
+    if not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        method = info.methods.get(func.attr.value)
+        returns = [r.value for r in nodes_of(method.body, cst.Return)] if method is not None else []
+        found = [_constructed_class(info, r) if r is not None else None for r in returns]
+        return found[0] if found and all(found) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name[:1].isupper() and not name.isupper() and name not in _TENSOR_CLASSES:
+        return name
+    return None
+
+
+def _moves_itself(value: Optional[cst.BaseExpression], attr: str) -> bool:
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda", "cpu")
+        and isinstance(value.func.value, cst.Attribute) and value.func.value.attr.value == attr
+        and isinstance(value.func.value.value, cst.Name) and value.func.value.value.value == "self"
+    )
 
 
 def _is_number(value: cst.BaseExpression) -> bool:

@@ -63,7 +63,7 @@ _META_INIT = re.compile(
 _RESUME_WORDS = (b"load_state_dict(", b"ckpt_path", b"load_state(", b"resume")
 _OPTIMIZER_RESUME = re.compile(
     rb"opt\w*(?:\[[^\]\n]*\])?[ \t]*\.[ \t]*load_state_dict\(|load_state_dict\([^)\n]*(?:opt|resume)"
-    rb"|\bresume_from_checkpoint\b|\.fit\([^)\n]*\bckpt_path[ \t]*=|\baccelerator\w*[ \t]*\.[ \t]*load_state\("  # a layer's `.load_state(...)` loads weights
+    rb"|\bresume_from_checkpoint\b|\.fit\([^)]*?\bckpt_path[ \t]*=|\baccelerator\w*[ \t]*\.[ \t]*load_state\("  # a layer's `.load_state(...)` loads weights
     rb"|\brunner\.resume\("  # mmcv's runner restores the optimizer with the model
     rb"|\bresume[ \t]*=[ \t]*True\b"  # mmengine's `cfg.resume = True` (`tools/train.py --resume`), `Runner(resume=True)`
 )
@@ -118,20 +118,23 @@ class ClassFacts:
     # methods that register a buffer under the name they are given (`def register(self, name, t)`):
     # they register what their callers name, not names of their own
     registers_via: tuple[str, ...] = ()
+    # `Class:attr` for each class it builds straight into an attribute (`self.backbone = Net(...)`):
+    # the prefix of that class's parameter names in this one's (`backbone.<name>`)
+    held_as: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         return [
             self.binds, self.registered, self.body, self.self_calls, int(self.dynamic), int(self.stateful),
             self.moved, int(self.moves_all), self.holds, int(self.registers_unnamed), self.walks_buffers, self.moves_held,
-            self.registers_via,
+            self.registers_via, self.held_as,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "ClassFacts":
-        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks, held, via = data
+        binds, registered, body, calls, dynamic, stateful, moved, moves_all, holds, unnamed, walks, held, via, held_as = data
         return cls(
             tuple(binds), tuple(registered), tuple(body), tuple(calls), bool(dynamic), bool(stateful),
-            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks, tuple(held), tuple(via),
+            tuple(moved), bool(moves_all), tuple(holds), bool(unnamed), walks, tuple(held), tuple(via), tuple(held_as),
         )
 
     def moves(self, attr: str) -> bool:
@@ -184,6 +187,9 @@ class FileFacts:
     # only in such calls (analysis/constructions.py)
     constructions: tuple[Construction, ...] = ()
     only_built: tuple[str, ...] = ()
+    # with `unfreezes_any`: the strings the file tests names against (`"backbone" in name`,
+    # `name.startswith("encoder.")`): a filter over qualified parameter names
+    unfreeze_filters: tuple[str, ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -192,14 +198,14 @@ class FileFacts:
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
             self.recasts_held, self.set_outside_plain, self.old_torch, self.optimizer_builds, self.optimizer_builders,
-            self.constructions, self.only_built,
+            self.constructions, self.only_built, self.unfreeze_filters,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
          complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
-         set_plain, old_torch, builds, builders, calls, only) = data
+         set_plain, old_torch, builds, builders, calls, only, filters) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -215,6 +221,7 @@ class FileFacts:
             tuple(builders),
             tuple((name, target, tuple(given)) for name, target, given in calls),
             tuple(only),
+            tuple(filters),
         )
 
 
@@ -240,6 +247,7 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
         facts.unfreezes_any = None  # a test turning requires_grad on for the models it builds says nothing of training
     elif facts.unfreezes_any is not None:
         facts.unfreeze_words = _string_constants(tree)
+        facts.unfreeze_filters = _name_filters(tree)
     else:  # a test or benchmark may build one tensor on meta or set a device for itself
         if any(word in source for word in _META_WORDS):  # `in` on bytes is a fast scan; the pattern is not
             facts.meta_init = _first_meta_init(source)
@@ -656,6 +664,7 @@ class _ClassReader:
         self.registered: set[str] = set()
         self.self_calls: set[str] = set()
         self.holds: set[str] = set()
+        self.held_as: set[str] = set()
         self.dynamic = False
         self.stateful = False
         self.registers_unnamed = False
@@ -677,6 +686,9 @@ class _ClassReader:
                     self._target(target, me)
                     if type(stmt.value) is ast.Call and type(target) is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
                         self._held(stmt.value)  # type: ignore[attr-defined]
+                        name = called_name(stmt.value.func)  # type: ignore[attr-defined]
+                        if name is not None and name.lstrip("_")[:1].isupper():
+                            self.held_as.add(f"{name}:{target.attr}")  # type: ignore[attr-defined]
                 self._value(stmt.value, me)  # type: ignore[attr-defined]
             elif kind is ast.AnnAssign or kind is ast.AugAssign:
                 self._target(stmt.target, me)  # type: ignore[attr-defined]
@@ -857,6 +869,7 @@ def class_facts(node: ast.ClassDef, buffer_walks: dict[int, str]) -> ClassFacts:
         tuple(sorted(reader.binds)), tuple(sorted(reader.registered)), tuple(sorted(body)),
         tuple(sorted(reader.self_calls)), reader.dynamic, reader.stateful, tuple(sorted(moved)), moves_all,
         tuple(sorted(reader.holds)), reader.registers_unnamed, walks, tuple(sorted(held)), tuple(sorted(reader.registers_via)),
+        tuple(sorted(reader.held_as)),
     )
 
 
@@ -1022,6 +1035,22 @@ def _holder_unfreezing(tree: ast.Module, module: str) -> tuple[tuple[str, int], 
                     found.append((f"{module}.{node.name}", call.lineno))  # type: ignore[attr-defined]
                     break
     return tuple(found)
+
+
+def _name_filters(tree: ast.Module) -> tuple[str, ...]:
+    """The strings a name is tested against: `"backbone" in name`, `name.startswith("head.")`
+    (also given a tuple of them)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and isinstance(node.left, ast.Constant):
+            if isinstance(node.left.value, str):
+                found.add(node.left.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith") and node.args:
+            given = node.args[0]
+            for item in given.elts if isinstance(given, ast.Tuple) else [given]:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    found.add(item.value)
+    return tuple(sorted(found))
 
 
 def _string_constants(tree: ast.Module) -> tuple[str, ...]:
@@ -1246,6 +1275,7 @@ class ProjectFacts:
         self.unfrozen: set[str] = set()
         self.unfreezes_any: Optional[str] = None
         self.unfreeze_words: set[str] = set()  # string constants of the files that unfreeze unnamed parameters
+        self.unfreeze_filters: set[str] = set()  # the strings those files test names against
         self.meta_init: Optional[str] = None
         self.default_device: Optional[str] = None
         # every file's first optimizer (or trainer) state load: (path, line, the top-level names of
@@ -1290,6 +1320,7 @@ class ProjectFacts:
         if facts.unfreezes_any is not None and self.unfreezes_any is None:
             self.unfreezes_any = f"{path}:{facts.unfreezes_any}"
         self.unfreeze_words.update(facts.unfreeze_words)
+        self.unfreeze_filters.update(facts.unfreeze_filters)
         if facts.meta_init is not None and self.meta_init is None:
             self.meta_init = f"{path}:{facts.meta_init}"
         if facts.default_device is not None and self.default_device is None:
@@ -1342,7 +1373,7 @@ class ProjectFacts:
             [
                 sorted((k, v.to_json()) for k, v in self.classes.items()),
                 sorted(self.hierarchy.items()),
-                sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), self.meta_init, self.default_device,
+                sorted(self.unfrozen), self.unfreezes_any, sorted(self.unfreeze_words), sorted(self.unfreeze_filters), self.meta_init, self.default_device,
                 self.resume_sites, self.optimizer_builds, sorted(self.optimizer_builders),
                 self.pickles, self.old_torch,
                 sorted(self.functions),
@@ -1525,14 +1556,45 @@ class ProjectFacts:
         parts = qualified.split(".")
         return any(".".join(parts[start:]) in self.functions for start in range(len(parts) - 1))
 
-    def may_unfreeze(self, attr: str) -> Optional[str]:
-        """Where the project turns `requires_grad` on for a parameter named `attr`: by that name, or
-        through a filter over parameter names in a file whose strings hold it (`"adapter_bias"`)."""
+    def may_unfreeze(self, attr: str, owner: str = "") -> Optional[str]:
+        """Where the project turns `requires_grad` on for a parameter named `attr` of the class
+        called `owner`: by that name, or through a filter over parameter names in a file whose
+        strings hold it (`"adapter_bias"`) or the attribute a model holds the class in
+        (`"backbone" in name` picks every `backbone.<name>`)."""
         if attr in self.unfrozen:
             return f"`{attr}.requires_grad` is set elsewhere in the project"
         if self.unfreezes_any is not None and any(_overlaps(attr, word) for word in self.unfreeze_words):
             return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{attr}` is among its names"
+        if self.unfreezes_any is not None:
+            # the filter names the holder's attribute itself (`"backbone" in name`, `"backbone."`)
+            holder = next((a for a in self._holder_attrs(owner) if any(word.strip(".") == a for word in self.unfreeze_filters)), None)
+            if holder is not None:
+                return f"{self.unfreezes_any} turns requires_grad on for parameters it picks, and `{holder}...{attr}` is among its names"
         return None
+
+    def _holder_attrs(self, owner: str) -> set[str]:
+        """The attributes the project holds an instance of class `owner` in, and those its holders
+        are held in, up the chain (`backbone` and `patch_embedding` for `backbone.patch_embedding.w`)."""
+        attrs: set[str] = set()
+        seen, queue = {owner}, [owner]
+        while queue:
+            for holder, attr in self._held_as.get(queue.pop(), ()):
+                attrs.add(attr)
+                if holder not in seen:
+                    seen.add(holder)
+                    queue.append(holder)
+        return attrs
+
+    @cached_property
+    def _held_as(self) -> dict[str, frozenset[tuple[str, str]]]:
+        """For each class name, the (holder class name, attribute) pairs of the project's classes
+        that hold an instance of it."""
+        found: dict[str, set[tuple[str, str]]] = {}
+        for qualified, facts in self.classes.items():
+            for entry in facts.held_as:
+                name, _, attr = entry.partition(":")
+                found.setdefault(name.rpartition(".")[2], set()).add((qualified.rpartition(".")[2], attr))
+        return {name: frozenset(pairs) for name, pairs in found.items()}
 
     @cached_property
     def trains_only_trainable(self) -> bool:

@@ -13,6 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from bufferlint.analysis import torch_api
+from bufferlint.analysis.ast_reading import absolute_module
 from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
@@ -124,7 +125,7 @@ def _keeps_given_module(info: ClassInfo, analysis: FileAnalysis) -> bool:
     for assignment in info.assignments:
         value = assignment.value
         if assignment.in_init and isinstance(value, cst.Call):
-            qualified = resolver.qualify(value.func)
+            qualified = resolver.qualify(value.func) or _relatively_imported(analysis, value.func)
             if qualified is not None and analysis.project.is_module_class(qualified):
                 return True
     modules = {
@@ -134,6 +135,25 @@ def _keeps_given_module(info: ClassInfo, analysis: FileAnalysis) -> bool:
     return bool(modules) and any(
         isinstance(a.value, cst.Name) and a.value.value in modules for a in info.assignments if a.in_init
     )
+
+
+def _relatively_imported(analysis: FileAnalysis, func: cst.BaseExpression) -> Optional[str]:
+    """The qualified name a bare name has through a relative import of the file
+    (`from .core import Core` in `pkg.models.net`: `pkg.models.core.Core`), or None."""
+    if not isinstance(func, cst.Name):
+        return None
+    own = analysis.module_name
+    package = own if analysis.filename.endswith("__init__.py") else own.rpartition(".")[0]
+    for stmt in analysis.module.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.ImportFrom) or not small.relative or isinstance(small.names, cst.ImportStar):
+                continue
+            for alias in small.names:
+                local = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(local, cst.Name) and local.value == func.value and isinstance(alias.name, cst.Name):
+                    base = absolute_module(dotted(small.module) if small.module is not None else "", len(small.relative), package)
+                    return None if base is None else f"{base}.{alias.name.value}" if base else alias.name.value
+    return None
 
 
 def _pretrained_loader(info: ClassInfo, analysis: FileAnalysis) -> Optional[str]:

@@ -12,7 +12,7 @@ from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin
 from bufferlint.analysis.flow import body_statements, is_static
-from bufferlint.analysis.factory_sizes import is_zero_dim, scalar_names, static_numel
+from bufferlint.analysis.factory_sizes import copies_host_data, is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.tensors import TensorInference
@@ -92,7 +92,16 @@ class ConstantRebuiltInForward(Rule):
     every call from forward leaves at a literal default or gives a constant
     (`def time_step_embedding(self, t, max_period=10000)`, called as
     `self.time_step_embedding(t)`; a `@staticmethod` forward calls on the instance too, whose
-    constants get no fix: it has no instance to read a buffer from). The statement-by-statement analysis of a method stops
+    constants get no fix: it has no instance to read a buffer from). A top-level function of the
+    file that a method on the path calls by name (`timestep_embedding(t, self.dim)`) is walked the
+    same way, its constants reported once wherever classes call it, with no fix either, and only
+    those it computes (`torch.arange(half)`, which `device=` builds on the device): a table of
+    Python or numpy data (`torch.tensor([...])`) is copied from the host however a function builds
+    it, and a function has nowhere else to keep it. The function is
+    followed only when a call runs the body written there: defined once and bound by nothing
+    else at the top level, undecorated (`functools.lru_cache` keeps its results), keeping no
+    state between calls (no `global`, no store into a memo dict it does not bind), and not
+    shadowed by a local of the caller; a function it calls in turn is not followed. The statement-by-statement analysis of a method stops
     a block at a `return` or `raise` (what follows never runs). Anything read from the inputs, including their shapes, is not constant; nor
     is a list, dict or set that the method fills in place (`out = []`, then `out.append(...)`).
     A tensor the method changes in place once built (`total = torch.zeros(n).to(x.device)`, then
@@ -149,10 +158,15 @@ class ConstantRebuiltInForward(Rule):
     def check(self, analysis: FileAnalysis) -> Iterator[Finding]:
         if not may_hold_move(analysis) and not analysis.may_mention("device"):
             return  # neither a move nor a factory given `device=`
+        in_functions: set[int] = set()  # calls in top-level functions, reported once whichever class runs them
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             taken: set[str] = set()
             for found in rebuilt_constants(facts):
+                if found.method.function:
+                    if id(found.call) in in_functions:
+                        continue
+                    in_functions.add(id(found.call))
                 local = _assigned_local(found)
                 after = None if found.site.site.nested else found.site.site.line
                 if local is not None and mutated_in_place(found.method.func, local, after):
@@ -164,6 +178,11 @@ class ConstantRebuiltInForward(Rule):
         imported = _module_tensor(analysis.inference, found.value)
         if imported:
             message = f"`{shown}`, a tensor the file builds at import, is copied to the input's device on every call: register it as a buffer in __init__"
+        elif found.method.function:
+            message = (
+                f"`{shown}` is computed on the host on every call of {found.method.name}(), which {info.name}.forward "
+                "runs, and copied to the input's device: build it there (`device=` on the factory), or once as a buffer passed in"
+            )
         else:
             message = f"`{shown}` is rebuilt from constants on every call and moved to the input's device: build it once in __init__ as a buffer"
         reason = _no_fix_reason(analysis, info, found)
@@ -195,6 +214,8 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)
+                if value is not None and method.function and _copied_anyway(facts, value):
+                    value = None  # a function has nowhere to keep it, and its data comes from the host
                 if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
                     break  # runs when a cache the method keeps is missing or stale, not per call
                 if value is not None:
@@ -224,6 +245,12 @@ def _constant_on_input_device(
         return None  # `torch.tensor(self.rate, device=...)`: one number, nothing to save
     value = without_keyword(call, "device")
     return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
+
+
+def _copied_anyway(facts: ForwardFacts, value: cst.BaseExpression) -> bool:
+    """Python or numpy data, or a tensor the file builds at import: copied from the host however
+    a function builds it. A function can only pass a computed table (`torch.arange(half)`)."""
+    return copies_host_data(value, facts.inference.qualify) or any(_module_tensor(facts.inference, name) for name in nodes_of(value, cst.Name))
 
 
 # Factories that turn Python data into a tensor: given `device=`, they still copy it from the host.
@@ -297,6 +324,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return "ScriptModule subclasses do not support non-persistent buffers"
     if info.defines_register_buffer():
         return "the class or a base defines its own register_buffer"
+    if found.method.function:
+        return f"{found.method.name}() is a function of the module, not a method: it has no instance to read a buffer from"
     if is_static(found.method.func):
         return f"{found.method.name}() is a static method: it has no instance to read a buffer from (pass the table in, or make it a method)"
     local = _assigned_local(found)

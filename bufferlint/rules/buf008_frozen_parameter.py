@@ -189,7 +189,7 @@ class FrozenParameterRule(Rule):
             for parameter in frozen:
                 if parameter.attr in trainable or unfreezing.unfreezes(info, parameter.attr, related):
                     continue
-                if analysis.project.may_unfreeze(parameter.attr) is not None:
+                if analysis.project.may_unfreeze(parameter.attr, info.name) is not None:
                     continue  # a training script unfreezes it by name: it is trained
                 if analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None:
                     continue  # a model holding it turns requires_grad on for all it holds
@@ -266,7 +266,7 @@ def _unfrozen_somewhere(analysis: FileAnalysis, info: ClassInfo, names: tuple[st
     """The file unfreezes one of `names` (or the class as a whole), a script of the run unfreezes
     one by name, or a model holding the class turns requires_grad on for all it holds."""
     related = related_classes(info, analysis.classes)
-    if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name) is not None for name in names):
+    if any(unfreezing.unfreezes(info, name, related) or analysis.project.may_unfreeze(name, info.name) is not None for name in names):
         return True
     return analysis.project.unfrozen_by_holder(analysis.qualified(info)) is not None
 

@@ -76,6 +76,8 @@ class ForwardTensorWithoutDevice(Rule):
         for info in analysis.module_classes:
             facts = forward_facts(analysis, info)
             for method in facts.methods:
+                if method.function:
+                    continue  # a top-level function of the file: shared by classes, and no instance
                 reported: set[int] = set()
                 for factory, reason in _device_less_uses(facts, method, "BUF004" not in analysis.enabled):
                     if id(factory) not in reported:
