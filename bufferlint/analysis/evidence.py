@@ -38,7 +38,7 @@ import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import is_self_attr, self_name
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, input_params
+from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, combined_operands, given_arguments, input_params
 from bufferlint.analysis.grad import argument_keyword
 from bufferlint.analysis.intent import init_time_methods, self_calls
 from bufferlint.analysis.mentions import Mentions
@@ -370,7 +370,7 @@ class _Reader:
         placing = _placing_params(helper)
         if not placing:
             return None
-        given = _given_params(helper, call)
+        given = given_arguments(helper, call)
         placed = [value for name, value in given.items() if name in placing and self.facts.derived(value, self.state, self.method)]
         if not placed:
             return None
@@ -540,16 +540,6 @@ def _moved_params(helper: cst.FunctionDef) -> frozenset[str]:
         call.func.value.value for call in nodes_of(helper.body, cst.Call)
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "type_as") and isinstance(call.func.value, cst.Name)
     )
-
-
-def _given_params(helper: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    positional = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
-    given: dict[str, cst.BaseExpression] = {}
-    for index, arg in enumerate(a for a in call.args if a.keyword is None):
-        if index < len(positional):
-            given[positional[index]] = arg.value
-    given.update({arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None})
-    return given
 
 
 def _size_positions(call: cst.Call) -> list[cst.Arg]:

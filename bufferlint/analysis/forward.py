@@ -276,7 +276,7 @@ class ForwardFacts:
         params = _called_params(callee, helper.slots)
         if any(arg.star for arg in call.args):
             return set(params)
-        given = _given_arguments(callee, call, helper.slots)
+        given = given_arguments(callee, call, helper.slots)
         defaults = {p.name.value: p.default for p in (*callee.params.params, *callee.params.kwonly_params)}
         varying = set()
         for name in params:
@@ -934,7 +934,7 @@ def _starred_params(func: cst.FunctionDef) -> set[str]:
     return {star.name.value for star in (func.params.star_arg, func.params.star_kwarg) if isinstance(star, cst.Param)}
 
 
-def _given_arguments(callee: cst.FunctionDef, call: cst.Call, slots: int) -> dict[str, cst.BaseExpression]:
+def given_arguments(callee: cst.FunctionDef, call: cst.Call, slots: int = 0) -> dict[str, cst.BaseExpression]:
     """What `call` passes for each named parameter (the first `slots` are the instance's, which
     the call does not pass), in the call's order, up to a starred argument (after it, what goes
     where is not known)."""
@@ -955,7 +955,7 @@ def _given_arguments(callee: cst.FunctionDef, call: cst.Call, slots: int) -> dic
 
 def _bound_params(callee: cst.FunctionDef, call: cst.Call, slots: int, is_input: Callable[[cst.BaseExpression], bool]) -> list[str]:
     """Parameters of `callee` that `call` passes an input-derived tensor to."""
-    return [name for name, value in _given_arguments(callee, call, slots).items() if is_input(value)]
+    return [name for name, value in given_arguments(callee, call, slots).items() if is_input(value)]
 
 
 def _bound_names(func: cst.FunctionDef) -> set[str]:

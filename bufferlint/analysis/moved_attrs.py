@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, ValueKind
-from bufferlint.analysis.flow import iter_nodes, self_name, stored_names
+from bufferlint.analysis.flow import is_self_attr, iter_nodes, self_name, stored_names
 from bufferlint.analysis.walk import nodes_of
 
 if TYPE_CHECKING:
@@ -42,8 +42,8 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
                 return "it holds a container"
         if assignments and all(a.value is not None and _is_number(a.value) for a in assignments):
             return "it holds a Python number"  # `torch.as_tensor(self.eps, device=...)` makes it there
-        sources = [a for a in assignments if not _moves_itself(a.value, a.attr)]  # `self.g = self.g.to(d)` adds nothing
-        built = [_constructed_class(info, a.value) for a in sources if a.value is not None]
+        sources = [a for a in assignments if not _moves_itself(a.value, a.scope.self_name, a.attr)]  # `self.g = self.g.to(d)` adds nothing
+        built = [_constructed_class(info, a.value, a.scope.self_name) for a in sources if a.value is not None]
         if sources and len(built) == len(sources) and all(built):
             return f"it holds a `{built[0]}` object, not a tensor"  # a graph `Data(...)` has its own .to()
     if attr in called:
@@ -58,17 +58,18 @@ _TENSOR_CLASSES = frozenset(
 )
 
 
-def _constructed_class(info: ClassInfo, value: cst.BaseExpression) -> Optional[str]:
+def _constructed_class(info: ClassInfo, value: cst.BaseExpression, me: Optional[str]) -> Optional[str]:
     """The class a value constructs (`Data(edge_index=...)`, `geometry.Meshes(...)`: a CamelCase
     callable that is no tensor class), directly or as what every `return` of a method of the
     class it calls gives (`self.build_graph()`), or None."""
     if not isinstance(value, cst.Call):
         return None
     func = value.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+    if is_self_attr(func, me):
+        assert isinstance(func, cst.Attribute)
         method = info.methods.get(func.attr.value)
         returns = [r.value for r in nodes_of(method.body, cst.Return)] if method is not None else []
-        found = [_constructed_class(info, r) if r is not None else None for r in returns]
+        found = [_constructed_class(info, r, self_name(method)) if r is not None and method is not None else None for r in returns]
         return found[0] if found and all(found) else None
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     if name[:1].isupper() and not name.isupper() and name not in _TENSOR_CLASSES:
@@ -76,11 +77,11 @@ def _constructed_class(info: ClassInfo, value: cst.BaseExpression) -> Optional[s
     return None
 
 
-def _moves_itself(value: Optional[cst.BaseExpression], attr: str) -> bool:
+def _moves_itself(value: Optional[cst.BaseExpression], me: Optional[str], attr: str) -> bool:
+    """`self.<attr>.to(...)`, `.cuda()`, `.cpu()`: the attribute's own value, moved."""
     return (
         isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda", "cpu")
-        and isinstance(value.func.value, cst.Attribute) and value.func.value.attr.value == attr
-        and isinstance(value.func.value.value, cst.Name) and value.func.value.value.value == "self"
+        and is_self_attr(value.func.value, me, attr)
     )
 
 

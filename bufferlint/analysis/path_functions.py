@@ -11,8 +11,9 @@ is known to run the body written here:
   compiles it);
 - it keeps no state between calls: no `global` or `nonlocal`, and no store into an item or
   attribute of a name it does not bind (`_CACHE[key] = table`, a memo that builds the table once).
-A check parses every function a module class of the file names (pruning.py), so what the path
-finds does not depend on what a check left out.
+A check parses every function a module class of the file calls by name whose text may move a
+tensor (pruning.py); one it leaves out gives the forward rules nothing to report, so what they
+find does not depend on what a check left out.
 """
 
 from __future__ import annotations
