@@ -1431,6 +1431,11 @@ class ProjectFacts:
             return None
         return [given for target, given in self.built.get(short, ()) if target == qualified or target not in self.classes]
 
+    def named_loosely(self, short: str) -> bool:
+        """Whether a file of the run names class `short` other than in a call it reads (a
+        registry dict, a factory's table, an import it never calls): it may be built unseen."""
+        return short in self.loosely_named
+
     def built_only_by_tests(self, qualified: str) -> bool:
         """Other files build the class, all of them tests: a library class, which users build
         their own way."""
