@@ -55,12 +55,13 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
 
 
 def _named_here_unbuilt(info: ClassInfo, analysis: FileAnalysis) -> bool:
-    """Whether the file names the class other than to call it, to head it or in `super(...)`
-    and `isinstance(...)` (`{"sinusoidal": SinusoidalEncoding}`, a factory's table): instances
-    may be built where the run cannot see."""
+    """Whether the file names the class other than to call it, to head it, as a base of another
+    class or in `super(...)` and `isinstance(...)` (`{"sinusoidal": SinusoidalEncoding}`, a
+    factory's table): instances may be built where the run cannot see."""
     tree = analysis.whole_module  # a factory's table may sit in a function a check left out
     called = {id(node.func) for node in nodes_of(tree, cst.Call)}
-    headers = {id(node.name) for node in nodes_of(tree, cst.ClassDef)}
+    classes = nodes_of(tree, cst.ClassDef)
+    headers = {id(node.name) for node in classes} | {id(base.value) for node in classes for base in node.bases}
     inert = {
         id(arg.value) for node in nodes_of(tree, cst.Call)
         if isinstance(node.func, cst.Name) and node.func.value in ("super", "isinstance", "issubclass") for arg in node.args
