@@ -37,6 +37,7 @@ class RebuiltConstant:
     call: cst.Call
     value: cst.BaseExpression  # the constant, with the move or device= dropped
     replacement: "ReplacementBuilder"
+    shaped: bool = False  # the constant is shaped for the input (`.expand(b, -1, -1)`) before the move
 
 
 class ReplacementBuilder:
@@ -97,7 +98,10 @@ class ConstantRebuiltInForward(Rule):
     same way, its constants reported once wherever classes call it, with no fix either, and only
     those it computes (`torch.arange(half)`, which `device=` builds on the device): a table of
     Python or numpy data (`torch.tensor([...])`) is copied from the host however a function builds
-    it, and a function has nowhere else to keep it. The function is
+    it, and a function has nowhere else to keep it. A constant shaped for the input before its move
+    (`torch.eye(3).unsqueeze(0).expand(b, -1, -1).to(x.device)`, also `.repeat`, `.view`,
+    `.reshape`, `.permute`) is reported as the constant at its root, with no fix (the rewrite would
+    have to keep the shaping on the buffer). The function is
     followed only when a call runs the body written there: defined once and bound by nothing
     else at the top level, undecorated (`functools.lru_cache` keeps its results), keeping no
     state between calls (no `global`, no store into a memo dict it does not bind), and not
@@ -214,13 +218,14 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)
+                shaped = value is None and (value := _shaped_constant(facts, call, site, method)) is not None
                 if value is not None and method.function and _copied_anyway(facts, value):
                     value = None  # a function has nowhere to keep it, and its data comes from the host
                 if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
                     break  # runs when a cache the method keeps is missing or stale, not per call
                 if value is not None:
                     covered |= subtree_ids(call)
-                    yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site))
+                    yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site), shaped)
 
 
 def _constant_on_input_device(
@@ -245,6 +250,27 @@ def _constant_on_input_device(
         return None  # `torch.tensor(self.rate, device=...)`: one number, nothing to save
     value = without_keyword(call, "device")
     return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
+
+
+# Tensor methods that only shape a tensor for the call (a view, or a copy of its elements).
+_SHAPING = frozenset("expand expand_as repeat unsqueeze squeeze view reshape flatten permute transpose contiguous".split())
+
+
+def _shaped_constant(facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod) -> Optional[cst.BaseExpression]:
+    """The constant at the root of what `call` moves to the input's device, when only shaping
+    methods given the input's sizes stand between them (`torch.eye(3).unsqueeze(0).expand(b, -1,
+    -1).to(x.device)`): the table is rebuilt and copied each call, in as many copies as the batch."""
+    move = facts.move(call, site.state, method)
+    if move is None or move.target is not Target.INPUT:
+        return None
+    inner = move.subject
+    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _SHAPING:
+        inner = inner.func.value
+    if inner is move.subject or not _is_tensor_constant(facts, inner, method, site.state) or _trivial(facts, inner):
+        return None
+    if isinstance(inner, cst.Call) and facts.inference.qualify(inner.func) in _HOST_DATA_FACTORIES and _number_data(facts, inner, method):
+        return None
+    return inner
 
 
 def _copied_anyway(facts: ForwardFacts, value: cst.BaseExpression) -> bool:
@@ -326,6 +352,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return "the class or a base defines its own register_buffer"
     if found.method.function:
         return f"{found.method.name}() is a function of the module, not a method: it has no instance to read a buffer from"
+    if found.shaped:
+        return "it is shaped for the input before the move, and a rewrite that keeps that shaping on the buffer is not offered"
     if is_static(found.method.func):
         return f"{found.method.name}() is a static method: it has no instance to read a buffer from (pass the table in, or make it a method)"
     local = _assigned_local(found)
