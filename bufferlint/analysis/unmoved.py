@@ -59,11 +59,12 @@ def _named_here_unbuilt(info: ClassInfo, analysis: FileAnalysis) -> bool:
     class or in `super(...)` and `isinstance(...)` (`{"sinusoidal": SinusoidalEncoding}`, a
     factory's table): instances may be built where the run cannot see."""
     tree = analysis.whole_module  # a factory's table may sit in a function a check left out
-    called = {id(node.func) for node in nodes_of(tree, cst.Call)}
+    calls = nodes_of(tree, cst.Call)
+    called = {id(node.func) for node in calls}
     classes = nodes_of(tree, cst.ClassDef)
     headers = {id(node.name) for node in classes} | {id(base.value) for node in classes for base in node.bases}
     inert = {
-        id(arg.value) for node in nodes_of(tree, cst.Call)
+        id(arg.value) for node in calls
         if isinstance(node.func, cst.Name) and node.func.value in ("super", "isinstance", "issubclass") for arg in node.args
     }
     return any(

@@ -218,7 +218,10 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)
-                shaped = value is None and (value := _shaped_constant(facts, call, site, method)) is not None
+                shaped = False
+                if value is None:
+                    value = _shaped_constant(facts, call, site, method)
+                    shaped = value is not None
                 if value is not None and method.function and _copied_anyway(facts, value):
                     value = None  # a function has nowhere to keep it, and its data comes from the host
                 if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
@@ -237,11 +240,9 @@ def _constant_on_input_device(
     move = facts.move(call, site.state, method)
     if move is not None:
         subject = move.subject
-        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method, site.state) or _trivial(facts, subject):
+        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method, site.state):
             return None
-        if isinstance(subject, cst.Call) and facts.inference.qualify(subject.func) in _HOST_DATA_FACTORIES and _number_data(facts, subject, method):
-            return None  # `torch.tensor(fillval).to(x.device)`, `fillval = -float(2 ** 30)`: one number
-        return subject
+        return subject if _a_table(facts, subject, method) else None
     qualified = facts.inference.qualify(call.func) or ""
     device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
     if qualified not in _HOST_DATA_FACTORIES or device is None or facts.device_target(device, site.state, method) is not Target.INPUT:
@@ -266,11 +267,19 @@ def _shaped_constant(facts: ForwardFacts, call: cst.Call, site: Site, method: Pa
     inner = move.subject
     while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _SHAPING:
         inner = inner.func.value
-    if inner is move.subject or not _is_tensor_constant(facts, inner, method, site.state) or _trivial(facts, inner):
+    if inner is move.subject or not _is_tensor_constant(facts, inner, method, site.state):
         return None
-    if isinstance(inner, cst.Call) and facts.inference.qualify(inner.func) in _HOST_DATA_FACTORIES and _number_data(facts, inner, method):
-        return None
-    return inner
+    return inner if _a_table(facts, inner, method) else None
+
+
+def _a_table(facts: ForwardFacts, constant: cst.BaseExpression, method: PathMethod) -> bool:
+    """More than one number: not a scalar or an empty tensor (`_trivial`), nor a data factory
+    given one number (`torch.tensor(fillval).to(x.device)`, `fillval = -float(2 ** 30)`)."""
+    if _trivial(facts, constant):
+        return False
+    return not (
+        isinstance(constant, cst.Call) and facts.inference.qualify(constant.func) in _HOST_DATA_FACTORIES and _number_data(facts, constant, method)
+    )
 
 
 def _copied_anyway(facts: ForwardFacts, value: cst.BaseExpression) -> bool:
