@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Optional
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.flow import is_self_attr, self_name
+from bufferlint.analysis.flow import assignment_targets, is_self_attr, self_name
 from bufferlint.analysis.names import Qualify, dotted_name
 from bufferlint.analysis.walk import is_name, nodes_of
 
@@ -407,7 +407,7 @@ def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef])
     reads = kernels = 0
     for func in methods:
         me = self_name(func) or ""
-        stored = {id(n) for a in nodes_of(func.body, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for t in _targets(a) for n in nodes_of(t, cst.Attribute)}
+        stored = {id(n) for a in nodes_of(func.body, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for t in assignment_targets(a) for n in nodes_of(t, cst.Attribute)}
         reads += sum(1 for n in nodes_of(func.body, cst.Attribute) if is_self_attr(n, me, attr) and id(n) not in stored)
         for call in nodes_of(func.body, cst.Call):
             if qualify(call.func) not in _KERNEL_CALLS or len(call.args) < 2 or call.args[0].keyword is not None:
@@ -419,8 +419,3 @@ def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef])
     return reads > 0 and reads == kernels
 
 
-def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """What an assignment (plain, augmented or annotated) stores to."""
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets]
-    return [node.target]  # type: ignore[attr-defined]

@@ -212,6 +212,15 @@ def stored_names(target: cst.BaseExpression) -> Iterator[str]:
         yield from stored_names(target.value)
 
 
+def assignment_targets(small: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What an assignment (plain, annotated or augmented) stores to; nothing for other statements."""
+    if isinstance(small, cst.Assign):
+        return [t.target for t in small.targets]
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        return [small.target]
+    return []
+
+
 def is_static(function: cst.FunctionDef) -> bool:
     """A `@staticmethod`: called on the instance, it is given no instance."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)

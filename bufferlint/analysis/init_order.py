@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from bufferlint.analysis.classes import ClassInfo, is_base_init
-from bufferlint.analysis.flow import StatementSite, iter_sites, self_name
+from bufferlint.analysis.flow import StatementSite, assignment_targets, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.project_facts import ClassFacts, Lineage
 from bufferlint.analysis.walk import is_name, nodes_of
@@ -74,7 +74,7 @@ class InitOrder:
     def _site(self, attr: str, site: StatementSite, owner: ClassInfo) -> Prior:
         me = _self_of(site, owner)
         small = site.small
-        for target in _targets(small):
+        for target in assignment_targets(small):
             if _stores(target, me, attr):
                 return Prior(bound=f"`{_code(small)}` sets it first")
         return _first_binding(self._call(attr, call, me, owner) for call in nodes_of(small, cst.Call))
@@ -258,7 +258,7 @@ def binds_on_instance(info: ClassInfo, attr: str) -> bool:
     ...` included): the instance then holds its own value, whatever the class body says."""
     for func in info.methods.values():
         me = self_name(func)
-        if me is not None and any(_stores(t, me, attr) for site in iter_sites(func) for t in _targets(site.small)):
+        if me is not None and any(_stores(t, me, attr) for site in iter_sites(func) for t in assignment_targets(site.small)):
             return True
     return False
 
@@ -286,14 +286,6 @@ def runs_init_of(sub: ClassInfo, base: ClassInfo) -> bool:
 
 def _derives(info: ClassInfo, base: ClassInfo) -> bool:
     return any(ancestor is base for ancestor in info.ancestors())
-
-
-def _targets(small: cst.BaseSmallStatement) -> list[cst.BaseExpression]:
-    if isinstance(small, cst.Assign):
-        return [t.target for t in small.targets]
-    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-        return [small.target]
-    return []
 
 
 def _stores(target: cst.BaseExpression, me: Optional[str], attr: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Iterator, Optional, Sequence
 import libcst as cst
 
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo, ValueKind
-from bufferlint.analysis.flow import child_nodes, is_self_attr, iter_nodes, iter_sites, self_name, stored_names
+from bufferlint.analysis.flow import assignment_targets, child_nodes, is_self_attr, iter_nodes, iter_sites, self_name, stored_names
 from bufferlint.analysis.dtypes import dtype_checked, dtype_pin
 from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.moved_attrs import called_attributes
@@ -366,7 +366,7 @@ def _input_attrs(func: cst.FunctionDef, tainted: set[str]) -> set[str]:
         value = getattr(small, "value", None)
         if not isinstance(small, (cst.Assign, cst.AnnAssign)) or value is None or not set(data_names(value)) & tainted:
             continue
-        for target in _targets(small):
+        for target in assignment_targets(small):
             if is_self_attr(target, me):
                 found.add(target.attr.value)  # type: ignore[attr-defined]
     return found
@@ -419,19 +419,13 @@ def _input_names(func: cst.FunctionDef) -> set[str]:
             continue
         reads_attr = me is not None and any(isinstance(n, cst.Attribute) and is_self_attr(n, me) and n.attr.value in attrs for n in iter_nodes(value))
         if set(data_names(value)) & tainted or reads_attr:
-            for target in _targets(small):
+            for target in assignment_targets(small):
                 tainted.update(stored_names(target))
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                     tainted.add(target.value.value)  # `counts[i] = (bins == i).sum()`: filled from them in place
                 if me is not None and is_self_attr(target, me):
                     attrs.add(target.attr.value)  # type: ignore[attr-defined]
     return tainted
-
-
-def _targets(small: cst.BaseSmallStatement) -> Iterable[cst.BaseExpression]:
-    if isinstance(small, cst.Assign):
-        return [t.target for t in small.targets]
-    return [small.target]  # type: ignore[attr-defined]
 
 
 def _per_call_state(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -639,7 +633,7 @@ def _state_locals(assignment: AttrAssignment, state: frozenset[str] = frozenset(
         # `dt, A, B = self._get_params()`: what a method of the module hands back comes from its state
         from_method = isinstance(value, cst.Call) and is_self_attr(value.func, assignment.scope.self_name)
         if from_method or _from_state(value, assignment.scope, state, derived):
-            for target in _targets(small):
+            for target in assignment_targets(small):
                 derived.update(stored_names(target))
     return derived
 
@@ -790,7 +784,7 @@ def _shape_names(func: cst.FunctionDef) -> set[str]:
         small = site.small
         value = getattr(small, "value", None)
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and value is not None and set(_size_names(value)) & tainted:
-            for target in _targets(small):
+            for target in assignment_targets(small):
                 tainted.update(stored_names(target))
     return tainted
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 import libcst as cst
 
+from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.flow import is_self_attr, iter_nodes, self_name, stored_names
 from bufferlint.analysis.walk import nodes_of
@@ -52,10 +53,7 @@ def not_a_tensor_reason(info: ClassInfo, attr: str, called: frozenset[str]) -> O
 
 
 # Classes whose objects are tensors (a call of one builds a tensor, whatever inference said).
-_TENSOR_CLASSES = frozenset(
-    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor ByteTensor "
-    "BoolTensor Parameter Buffer Variable".split()
-)
+_TENSOR_CLASSES = torch_api.TENSOR_CLASSES | {"Parameter", "Buffer", "Variable"}
 
 
 def _constructed_class(info: ClassInfo, value: cst.BaseExpression, me: Optional[str]) -> Optional[str]:

@@ -84,12 +84,25 @@ def given_by_every_construction(analysis: FileAnalysis, info: ClassInfo) -> froz
 
 
 def _calls_if_only_called(analysis: FileAnalysis, name: str) -> Optional[list[cst.Call]]:
-    """The file's calls `name(...)`, or None when it also names the class otherwise."""
+    """The file's calls `name(...)`, or None when it also names the class otherwise (a base of
+    another class included: a subclass builds it unseen)."""
     index = _file_index(analysis)
     calls = index.calls.get(name, [])
-    # the calls, `super(Cls, self)`, `isinstance(m, Cls)` tests, the class's own name
-    allowed = len(calls) + index.super_args.get(name, 0) + index.type_tests.get(name, 0) + 1
-    return calls if index.mentions.get(name, 0) == allowed else None
+    return calls if index.mentions.get(name, 0) == _inert_mentions(index, name) else None
+
+
+def named_beyond_calls(analysis: FileAnalysis, name: str) -> bool:
+    """Whether the file names the class other than to call it, to head it, as a base of another
+    class or in `super(Cls, self)` and `isinstance` tests (`{"sinusoidal": SinusoidalEncoding}`,
+    a factory's table): instances may be built where the run cannot see."""
+    index = _file_index(analysis)
+    return index.mentions.get(name, 0) > _inert_mentions(index, name) + index.bases.get(name, 0)
+
+
+def _inert_mentions(index: "_FileIndex", name: str) -> int:
+    """The mentions that build nothing unseen: the calls, `super(Cls, self)`, `isinstance(m, Cls)`
+    tests and the class's own header."""
+    return len(index.calls.get(name, [])) + index.super_args.get(name, 0) + index.type_tests.get(name, 0) + 1
 
 
 def _gives_value(call: cst.Call, parameter: str, position: Optional[int]) -> bool:
@@ -324,6 +337,7 @@ class _FileIndex:
         self.calls: dict[str, list[cst.Call]] = {}
         self.super_args: dict[str, int] = {}
         self.type_tests: dict[str, int] = {}  # `isinstance(m, Cls)`: reads the class, builds nothing
+        self.bases: dict[str, int] = {}  # `class Sub(Cls)`: a subclass, built under its own name
         self.mentions: dict[str, int] = {}
         self.init_of_call: dict[int, tuple[cst.ClassDef, cst.FunctionDef]] = {}
         for name in nodes_of(module, cst.Name):
@@ -341,6 +355,9 @@ class _FileIndex:
                         if isinstance(each, cst.Name):
                             self.type_tests[each.value] = self.type_tests.get(each.value, 0) + 1
         for cls in nodes_of(module, cst.ClassDef):
+            for base in cls.bases:
+                if isinstance(base.value, cst.Name):
+                    self.bases[base.value.value] = self.bases.get(base.value.value, 0) + 1
             init = _init_of(cls)
             if init is None:
                 continue

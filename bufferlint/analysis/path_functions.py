@@ -24,7 +24,7 @@ from typing import Optional
 import libcst as cst
 
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import stored_names
+from bufferlint.analysis.flow import assignment_targets, stored_names
 from bufferlint.analysis.walk import nodes_of
 
 _FOUND_ATTR = "_bufferlint_path_functions"
@@ -100,12 +100,11 @@ def _keeps_state(func: cst.FunctionDef) -> bool:
 
 
 def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.Assign):
-        return [t.target for t in node.targets]
-    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
+    """What an assignment, a `for` loop, a `with ... as` or a walrus binds or stores to."""
+    if isinstance(node, cst.For):
         return [node.target]
     if isinstance(node, cst.WithItem):
         return [node.asname.name] if node.asname is not None else []
     if isinstance(node, cst.NamedExpr):
         return [node.target]
-    return []
+    return assignment_targets(node)

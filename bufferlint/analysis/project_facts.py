@@ -685,10 +685,7 @@ class _ClassReader:
                 for target in stmt.targets:  # type: ignore[attr-defined]
                     self._target(target, me)
                     if type(stmt.value) is ast.Call and type(target) is ast.Attribute and _is_name(target.value, me):  # type: ignore[attr-defined]
-                        self._held(stmt.value)  # type: ignore[attr-defined]
-                        name = called_name(stmt.value.func)  # type: ignore[attr-defined]
-                        if name is not None and name.lstrip("_")[:1].isupper():
-                            self.held_as.add(f"{name}:{target.attr}")  # type: ignore[attr-defined]
+                        self._held(stmt.value, into=target.attr)  # type: ignore[attr-defined]
                 self._value(stmt.value, me)  # type: ignore[attr-defined]
             elif kind is ast.AnnAssign or kind is ast.AugAssign:
                 self._target(stmt.target, me)  # type: ignore[attr-defined]
@@ -705,14 +702,17 @@ class _ClassReader:
                 if stmt.value is not None:  # type: ignore[attr-defined]
                     self._value(stmt.value, me)  # type: ignore[attr-defined]
 
-    def _held(self, value: ast.expr, depth: int = 0) -> None:
+    def _held(self, value: ast.expr, depth: int = 0, into: Optional[str] = None) -> None:
         """Classes called in a value stored on self: `PE(...)`, and what a container module is
-        given (`nn.Sequential(PE(...))`, `nn.ModuleList([Block() for _ in range(n)])`)."""
+        given (`nn.Sequential(PE(...))`, `nn.ModuleList([Block() for _ in range(n)])`); `into`:
+        the attribute a class called there at the top is stored in (`held_as`)."""
         kind = type(value)
         if kind is ast.Call:
             name = called_name(value.func)  # type: ignore[attr-defined]
             if name is not None and name.lstrip("_")[:1].isupper():  # `_ProposalLayer(...)` too
                 self.holds.add(name)
+                if into is not None:
+                    self.held_as.add(f"{name}:{into}")
             if depth < 3:
                 for arg in value.args:  # type: ignore[attr-defined]
                     self._held(arg, depth + 1)

@@ -18,6 +18,7 @@ from bufferlint.analysis.attributes import ClassAttributes
 from bufferlint.analysis.classes import ClassInfo, ValueKind
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.forward import dotted
+from bufferlint.analysis.never_given import named_beyond_calls
 from bufferlint.analysis.walk import nodes_of
 
 
@@ -46,31 +47,12 @@ def moved_with_users(attributes: ClassAttributes) -> Optional[Unmoved]:
         return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any: it may move only with the modules that hold it, so its standalone uses may still need the move", False)
     if holders:
         held = f", and only {', '.join(sorted({h.name for h in holders}))} of this file, which holds none either, holds it"
-    elif analysis.project.named_loosely(info.name) or _named_here_unbuilt(info, analysis):
+    elif analysis.project.named_loosely(info.name) or named_beyond_calls(analysis, info.name):
         # built through a registry or a factory the run does not read: holders unseen, not absent
         held = ", and no module of the run is seen holding one (the run names it other than in a call: a registry, a factory or an import)"
     else:
         held = ", and no module of the run holds one"
     return Unmoved(f"{info.name} is not known to hold parameters, buffers or a submodule holding any{held}: a caller may run it without moving it, so the per-call move may be all that places the tensor", True)
-
-
-def _named_here_unbuilt(info: ClassInfo, analysis: FileAnalysis) -> bool:
-    """Whether the file names the class other than to call it, to head it, as a base of another
-    class or in `super(...)` and `isinstance(...)` (`{"sinusoidal": SinusoidalEncoding}`, a
-    factory's table): instances may be built where the run cannot see."""
-    tree = analysis.whole_module  # a factory's table may sit in a function a check left out
-    calls = nodes_of(tree, cst.Call)
-    called = {id(node.func) for node in calls}
-    classes = nodes_of(tree, cst.ClassDef)
-    headers = {id(node.name) for node in classes} | {id(base.value) for node in classes for base in node.bases}
-    inert = {
-        id(arg.value) for node in calls
-        if isinstance(node.func, cst.Name) and node.func.value in ("super", "isinstance", "issubclass") for arg in node.args
-    }
-    return any(
-        node.value == info.name and id(node) not in called and id(node) not in headers and id(node) not in inert
-        for node in nodes_of(tree, cst.Name)
-    )
 
 
 def _moved_to_run(info: ClassInfo, analysis: FileAnalysis) -> bool:
