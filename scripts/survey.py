@@ -740,6 +740,16 @@ FRESH54 = _repositories("""
     yzslab/gaussian-splatting-lightning hongsukchoi/TCMR_RELEASE hassony2/obman_train JDAI-CV/FaceX-Zoo
     neuralchen/SimSwap voletiv/mcvd-pytorch yukimasano/self-label
 """)
+FRESH55 = _repositories("""
+    facebookresearch/vocoder-benchmark rookiejune/speech-to-speech jiaqili3/phys_vocoder drorlab/atom3d
+    salesforce/DeepTime ML-GSAI/SMDM bjing2016/alphaflow burchim/EfficientConformer
+    morning9393/HAPPO-HATRPO qitianwu/DIFFormer ecmwf/anemoi-models
+    camlab-ethz/ConvolutionalNeuralOperator jyansir/t2g-former hansen7/OcCo whai362/PSENet
+    Algolzw/image-restoration-sde westlake-repl/PixelRec HiLab-git/PyMIC
+    FengheTan9/Medical-Image-Segmentation-Benchmarks isaaccorley/torchrs hkchengrex/MiVOS JudasDie/SOTS
+    zc-alexfan/arctic Media-Smart/vedastr XPixelGroup/ClassSR XiaoyuShi97/VideoFlow antabangun/coex
+    apple/ml-gsn
+""")
 
 
 SETS = {
@@ -749,7 +759,7 @@ SETS = {
     "fresh28": FRESH28, "fresh29": FRESH29, "fresh30": FRESH30, "fresh31": FRESH31,
     "fresh32": FRESH32, "fresh32b": FRESH32B, "fresh33": FRESH33, "fresh34": FRESH34, "fresh35": FRESH35, "fresh36": FRESH36, "fresh37": FRESH37, "fresh38": FRESH38, "fresh39": FRESH39, "fresh40": FRESH40,
     "fresh41": FRESH41, "fresh42": FRESH42, "fresh43": FRESH43, "fresh44": FRESH44, "fresh45": FRESH45, "fresh46": FRESH46, "fresh47": FRESH47, "fresh48": FRESH48,
-    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52, "fresh53": FRESH53, "fresh54": FRESH54,
+    "fresh49": FRESH49, "fresh50": FRESH50, "fresh51": FRESH51, "fresh52": FRESH52, "fresh53": FRESH53, "fresh54": FRESH54, "fresh55": FRESH55,
 }
 
 

@@ -12,6 +12,7 @@ values in other buckets).
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
@@ -36,7 +37,7 @@ _REAL_MODULES = ("math", "numpy", "np")
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 3
 # Pins to a dtype wider than the default one.
-_WIDE = ("float64", "double", "Double")
+WIDE_DTYPE_WORDS = ("float64", "double", "Double")
 
 
 class ComplexCheck:
@@ -133,7 +134,12 @@ def made_real(node: cst.CSTNode) -> bool:
             return made_real(func.value)
     if dotted_name(func) in _WRAPPERS and node.args and node.args[0].keyword is None:
         return made_real(node.args[0].value)
-    return False
+    # `torch.zeros((helper(n), d), dtype=torch.float)`: what it is given are sizes, or the dtype
+    # names real numbers
+    dtype = next((arg.value for arg in node.args if arg.keyword is not None and arg.keyword.value == "dtype"), None)
+    if dtype is not None:
+        return _real_dtype(dtype)
+    return dotted_name(func) in _SIZED_FACTORIES
 
 
 def _dtype_argument(arg: cst.Arg) -> bool:
@@ -150,6 +156,9 @@ def _real_dtype(expr: cst.BaseExpression) -> bool:
 
 _REAL_METHODS = frozenset(("float", "double", "half", "bfloat16", "int", "long", "short", "bool", "abs"))
 _RESHAPES = frozenset(("view", "reshape", "unsqueeze", "squeeze", "contiguous", "clone", "detach", "permute", "transpose", "flatten", "t", "copy"))
+_SIZED_FACTORIES = frozenset(
+    f"torch.{name}" for name in "zeros ones empty rand randn randint randperm eye arange linspace logspace".split()
+)
 _WRAPPERS = frozenset(("torch.from_numpy", "torch.tensor", "torch.as_tensor", "np.ascontiguousarray", "numpy.ascontiguousarray"))
 
 
@@ -201,7 +210,7 @@ def dtype_pin_through(
         pin = dtype_pin(node, qualify)  # type: ignore[arg-type]
         # where it is built from, only a dtype wider than the default counts: `dtype=torch.float32`
         # in a kernel helper says what a buffer of the default dtype holds anyway
-        if pin is not None and (depth == 0 or any(word in pin for word in _WIDE)):
+        if pin is not None and (depth == 0 or any(word in pin for word in WIDE_DTYPE_WORDS)):
             return pin
         if depth >= _MAX_DEPTH:
             continue
@@ -419,3 +428,61 @@ def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef])
     return reads > 0 and reads == kernels
 
 
+
+
+# Factories whose every element is 0 or 1, and the methods that only reshape or cast what they get.
+_UNIT_FACTORIES = frozenset("torch.zeros torch.ones torch.eye torch.zeros_like torch.ones_like".split())
+_LITERAL_FACTORIES = frozenset("torch.tensor torch.as_tensor torch.Tensor torch.FloatTensor".split())
+_SHAPING_METHODS = frozenset(
+    "float to type unsqueeze squeeze view reshape expand repeat permute transpose t contiguous clone flatten".split()
+)
+
+
+def exact_in_every_float(value: cst.BaseExpression, qualify: Qualify) -> bool:
+    """`value` holds only numbers that half and bfloat16 represent exactly (zeros, ones, an
+    identity, `torch.full(..., -1)`, a literal table of small integers): a cast with the module
+    cannot change them, so a float32 pin on it protects no value."""
+    node = value
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING_METHODS and qualify(node.func) is None:
+            node = node.func.value
+        else:
+            break
+    if not isinstance(node, cst.Call):
+        return False
+    built = qualify(node.func)
+    if built in _UNIT_FACTORIES:
+        return True
+    positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+    if built == "torch.full" and len(positional) >= 2:
+        return _exact_literal(positional[1])
+    return built in _LITERAL_FACTORIES and len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)) and _exact_literal(positional[0])
+
+
+def pin_guards_values(value: cst.BaseExpression, pin: str, qualify: Qualify) -> bool:
+    """Whether the dtype pin `pin` on `value` may keep values that a cast with the module would
+    change: a pin wider than the default always may; one to the default dtype may not when every
+    value is exact in half and bfloat16."""
+    return any(word in pin for word in WIDE_DTYPE_WORDS) or not exact_in_every_float(value, qualify)
+
+
+def _exact_literal(node: cst.BaseExpression) -> bool:
+    """A number, or nested lists/tuples of numbers, each exact in half and bfloat16."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(_exact_literal(element.value) for element in node.elements if not isinstance(element, cst.StarredElement)) and not any(
+            isinstance(element, cst.StarredElement) for element in node.elements
+        )
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _exact_literal(node.expression)
+    if isinstance(node, (cst.Integer, cst.Float)):
+        number = float(node.evaluated_value)
+        if number == 0:
+            return True
+        mantissa, exponent = math.frexp(abs(number))
+        # bfloat16 keeps 8 significant bits; half's normal exponents reach from 2**-14 to 2**15
+        return (mantissa * 256).is_integer() and -13 <= exponent <= 16
+    return False

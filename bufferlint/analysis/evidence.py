@@ -44,7 +44,7 @@ from bufferlint.analysis.intent import init_time_methods, self_calls
 from bufferlint.analysis.mentions import Mentions
 from bufferlint.analysis.moved_attrs import to_own_device
 from bufferlint.analysis.names import Qualify, code_excerpt
-from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
+from bufferlint.analysis.torch_api import NON_TENSOR_METHODS, is_tensor_library
 from bufferlint.analysis.walk import callee_name, is_name, nodes_of
 
 # Attributes of a tensor that are tensors sharing its data (and device).
@@ -346,7 +346,7 @@ class _Reader:
             if receiver:
                 return receiver
         qualified = self.facts.inference.qualify(func)
-        if qualified is not None and qualified.startswith("torch."):
+        if qualified is not None and (qualified.startswith("torch.") or is_tensor_library(qualified)):
             return self._args(call)
         if isinstance(func, cst.Name) and func.value in _NON_TENSOR_BUILTINS:
             return frozenset()
@@ -421,7 +421,7 @@ class _Reader:
 
     def meets(self, node: cst.CSTNode) -> frozenset[str]:
         """Wanted attributes that `node` combines with a tensor on the input's or module's device."""
-        facts, state, method = self.facts, self.state, self.method
+        facts, method = self.facts, self.method
         if isinstance(node, cst.Call) and facts.cpu_tolerant(node, method):
             return frozenset()
         operands = combined_operands(node, facts, method)

@@ -28,6 +28,7 @@ from bufferlint.analysis.flow import StatementSite, is_static, iter_all_statemen
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.path_functions import path_function
 from bufferlint.analysis.tensors import TensorInference, is_none
+from bufferlint.analysis.torch_api import NON_TENSOR_METHODS, is_tensor_library
 from bufferlint.analysis.walk import nodes_of, variable_names
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
@@ -47,6 +48,8 @@ _NOT_CONSTANT = frozenset(
     rand_like randn_like randint_like manual_seed seed
     """.split()
 )
+# Modules whose functions and attributes give the same value for the same arguments.
+_CONSTANT_MODULES = ("torch", "math", "numpy")
 _PURE_BUILTINS = frozenset("int float bool abs min max round len range pow sum tuple list".split())
 _NON_TENSOR_BUILTINS = frozenset(
     "len int float bool str isinstance print range list tuple enumerate zip type getattr hasattr repr dict set".split()
@@ -447,6 +450,8 @@ class ForwardFacts:
             return self._any_arg(call, state, method, inputs_only)
         if self._is_submodule_call(call, method):
             return not inputs_only or self._any_arg(call, state, method, inputs_only)
+        if is_tensor_library(qualified):  # `einops.rearrange(x, ...)` stays where `x` is
+            return self._any_arg(call, state, method, inputs_only)
         if isinstance(func, cst.Attribute):
             if _self_attr(func, method.self_name) is not None:  # a helper method
                 return self._any_arg(call, state, method, inputs_only)
@@ -454,18 +459,12 @@ class ForwardFacts:
             if move is not None:
                 return move.target is Target.INPUT
             method_name = func.attr.value
-            if method_name == "cpu" or method_name in self._non_tensor_methods():
+            if method_name == "cpu" or method_name in NON_TENSOR_METHODS:
                 return False
             return self.derived(func.value, state, method, inputs_only)
         if isinstance(func, cst.Name) and func.value not in _NON_TENSOR_BUILTINS:
             return self._any_arg(call, state, method, inputs_only)
         return False
-
-    @staticmethod
-    def _non_tensor_methods() -> frozenset[str]:
-        from bufferlint.analysis.torch_api import NON_TENSOR_METHODS
-
-        return NON_TENSOR_METHODS
 
     def _any_arg(self, call: cst.Call, state: FlowState, method: PathMethod, inputs_only: bool) -> bool:
         return any(self.derived(v, state, method, inputs_only) for v in _arg_values(call))
@@ -527,7 +526,7 @@ class ForwardFacts:
                 if not self.casts_only(call, state, method):
                     return None  # moved, or maybe moved (`.to(other)`, `.type_as(t)`): not ours to judge
                 return self.cpu_origin(func.value, state, method)
-            if name.startswith("new_") or name in self._non_tensor_methods():
+            if name.startswith("new_") or name in NON_TENSOR_METHODS:
                 return None
             if name in _FULL_REDUCTIONS and not call.args:
                 return None  # `lengths.max()`: 0-dim
@@ -598,6 +597,21 @@ class ForwardFacts:
             if typed is not None and self._arg_kind(typed, state, method) is ArgKind.TENSOR:
                 return Move(call, func.value, "type", Target.INPUT, None, _type_as_kept(call, typed))
         return None
+
+    def follows_input_to_cuda(self, move: Move, site: StatementSite, state: FlowState, method: PathMethod) -> bool:
+        """`.cuda()` in the body of `if x.is_cuda:`, `x` from the inputs: the move sends the tensor
+        where the input lives, as `.to(x.device)` would (PointNet's `if x.is_cuda: iden = iden.cuda()`)."""
+        if move.target is not Target.CUDA or move.method != "cuda" or move.call.args:
+            return False
+        for branch in nodes_of(site.top, cst.If):
+            test = branch.test
+            if (
+                isinstance(test, cst.Attribute)
+                and test.attr.value == "is_cuda"
+                and any(line is site.line for line in nodes_of(branch.body, cst.SimpleStatementLine))
+            ):
+                return self.derived(test.value, state, method, inputs_only=True)
+        return False
 
     def _to_move(
         self, call: cst.Call, subject: cst.BaseExpression, state: FlowState, method: PathMethod
@@ -792,7 +806,7 @@ class _Constant:
             return attr in self.facts.constructor_attrs
         qualified = self.facts.inference.qualify(expr)
         if qualified is not None:
-            return qualified.split(".")[0] in ("torch", "math")
+            return qualified.split(".")[0] in _CONSTANT_MODULES
         return self.check(expr.value)  # `.T`, `.shape` of a constant
 
     def _call(self, call: cst.Call) -> bool:
@@ -803,8 +817,10 @@ class _Constant:
         func = call.func
         qualified = self.facts.inference.qualify(func)
         if qualified is not None:
-            head, _, _ = qualified.partition(".")
-            return head in ("torch", "math") and qualified.rsplit(".", 1)[-1] not in _NOT_CONSTANT
+            head, _, rest = qualified.partition(".")
+            # `np.eye(3)`, `np.array([...])`: numpy computes the same table on every call, but
+            # not `np.random.*` (nor `torch.rand`)
+            return head in _CONSTANT_MODULES and not rest.startswith("random.") and qualified.rsplit(".", 1)[-1] not in _NOT_CONSTANT
         if isinstance(func, cst.Name):
             return func.value in _PURE_BUILTINS and func.value not in self.method.locals
         if isinstance(func, cst.Attribute) and _self_attr(func, self.method.self_name) is None:

@@ -50,7 +50,7 @@ from bufferlint.analysis.flow import iter_sites, self_name, stored_names
 from bufferlint.analysis.project_facts import BUFFER_WALKS
 from bufferlint.analysis.conventions import SETTINGS_OBJECTS
 from bufferlint.analysis.evidence import HostPartner
-from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin_through, kernel_only, sparse_value, strict_op_with_cast, threshold_use
+from bufferlint.analysis.dtypes import ComplexCheck, boundary_use, dtype_checked, dtype_pin_through, kernel_only, pin_guards_values, sparse_value, strict_op_with_cast, threshold_use
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.cache_guards import filled_beside
 from bufferlint.analysis.grad import asks_for_grad
@@ -363,7 +363,7 @@ def _dtype_hazards(info: ClassInfo, defining: AttrAssignment, context: ProofCont
         lambda attr: [(a.value, a.scope.self_name) for a in info.assignments_to(attr) if a.value is not None],
         info.methods.get, analysis.function, analysis.inference.qualify,
     )
-    if pin is not None and not kernel_only(defining.attr, analysis.inference.qualify, info.methods.values()):
+    if pin is not None and not kernel_only(defining.attr, analysis.inference.qualify, info.methods.values()) and not _exact_constant(info, defining, pin, analysis):
         # Measured on fresh code: 4 of 6 such rewrites broke a module that is cast (BUF003's
         # hoisting declines these for the same reason).
         hazards.blocking.append(f"its dtype is spelled out (`{pin}`): as a buffer, .half() and .to(torch.bfloat16) would cast it, which may change what the code computes")
@@ -392,6 +392,17 @@ def _sharing_hazards(info: ClassInfo, attr: str, context: ProofContext, hazards:
     handed = handed_over(info, attr, context.analysis)
     if handed is not None:
         hazards.unsafe.append(f"`{attr}` is handed to `{handed.callee}(...)`, which keeps its own reference and would not follow the buffer")
+
+
+def _exact_constant(info: ClassInfo, defining: AttrAssignment, pin: str, analysis: FileAnalysis) -> bool:
+    """A pin to the default float dtype on a constant whose every value half and bfloat16 hold
+    exactly (zeros, an identity, a table of ±1), which no code changes afterwards: a cast with the
+    module leaves its values as they are. (A wider pin, or a table that accumulates, keeps its
+    precision on purpose.)"""
+    if defining.value is None or pin_guards_values(defining.value, pin, analysis.inference.qualify):
+        return False
+    others = [a for a in info.assignments_to(defining.attr) if a is not defining and not _own_copy(a)]
+    return not others and not any(_changed_in_place(owner.node, defining.attr) for owner in (info, *info.ancestors()))
 
 
 def _in_place_hazards(info: ClassInfo, attr: str, hazards: Hazards) -> None:

@@ -21,6 +21,7 @@ from bufferlint.analysis.classes import ClassInfo, is_base_init
 from bufferlint.analysis.flow import StatementSite, assignment_targets, iter_sites, self_name
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.project_facts import ClassFacts, Lineage
+from bufferlint.analysis.torch_api import is_library_module
 from bufferlint.analysis.walk import is_name, nodes_of
 
 # Calls that take the module itself without binding attributes on it.
@@ -146,7 +147,8 @@ class InitOrder:
         if self.lineage is None:
             hidden = _hidden_bases(self.most_derived)
             if hidden:
-                return Prior(unknown=f"base class {hidden[0]} is defined in another file")
+                written, qualified = hidden[0]
+                return Prior(unknown=_unread_library(written, qualified) or f"base class {written} is defined in another file")
             return PROVED
         return _first_binding(self._cross_file_steps(attr, self.lineage))
 
@@ -158,7 +160,8 @@ class InitOrder:
                 if isinstance(resolved, cst.FunctionDef):
                     yield self._whole(attr, resolved)
         if lineage.outside is not None:
-            yield Prior(unknown=f"base class {lineage.outside} was not found among the linted files")
+            outside = lineage.outside
+            yield Prior(unknown=_unread_library(outside, outside) or f"base class {outside} was not found among the linted files")
 
     # -- resolution ------------------------------------------------------------------------------------
     def _resolve(self, method: str) -> Union[cst.FunctionDef, CrossFile, str, None]:
@@ -172,7 +175,7 @@ class InitOrder:
                     return CrossFile(name, facts)
             return self.lineage.outside
         hidden = _hidden_bases(self.most_derived)
-        return f"base class {hidden[0]}" if hidden else None
+        return f"base class {hidden[0][0]}" if hidden else None
 
     def _owner_of(self, func: cst.FunctionDef) -> ClassInfo:
         return next((info for info in self.chain if any(f is func for f in info.methods.values())), self.most_derived)
@@ -309,14 +312,23 @@ def _explicit_base(call: cst.Call) -> Optional[str]:
     return None if isinstance(receiver, cst.Call) else dotted_name(receiver)
 
 
-def _hidden_bases(info: ClassInfo) -> list[str]:
-    """Bases of the class or its same-file ancestors that this file does not define: neither
-    nn.Module nor a torch.nn layer (whose own attributes hazards.py checks by name)."""
-    hidden: list[str] = []
+def _hidden_bases(info: ClassInfo) -> list[tuple[str, Optional[str]]]:
+    """Bases of the class or its same-file ancestors that this file does not define, as written
+    and qualified: neither nn.Module nor a torch.nn layer (whose own attributes hazards.py checks
+    by name)."""
+    hidden: list[tuple[str, Optional[str]]] = []
     for owner in (info, *info.ancestors()):
         local = {a.name for a in owner.bases_info}
-        hidden.extend(b for b, q in zip(owner.base_names, owner.qualified_bases) if b not in local and not _known_base(b, q))
+        hidden.extend((b, q) for b, q in zip(owner.base_names, owner.qualified_bases) if b not in local and not _known_base(b, q))
     return hidden
+
+
+def _unread_library(written: str, qualified: Optional[str]) -> Optional[str]:
+    """For a module base of a library (`transformers.BertPreTrainedModel`): that nothing there binds
+    the name is unknown, as bufferlint reads no library's code."""
+    if qualified is None or not is_library_module(qualified):
+        return None
+    return f"base class {written.rpartition('.')[2]} comes from {qualified.partition('.')[0]}, whose code bufferlint does not read"
 
 
 def _known_base(written: str, qualified: Optional[str]) -> bool:

@@ -193,15 +193,27 @@ def _index_reads(info: ClassInfo) -> MethodReads:
             elif isinstance(node, cst.Comparison):
                 for attr in _placements_compared(node, me):
                     reads.placement_checks.setdefault(attr, name)
-        for site in iter_sites(func):
-            if isinstance(site.small, cst.Del):
-                continue
-            for node in nodes_of(site.small, cst.Attribute):
+        read_parts: list[cst.CSTNode] = [site.small for site in iter_sites(func) if not isinstance(site.small, cst.Del)]
+        read_parts.extend(_header_parts(func))
+        for part in read_parts:
+            for node in nodes_of(part, cst.Attribute):
                 if id(node) not in targets and is_self_attr(node, me):
                     methods = reads.readers.setdefault(node.attr.value, [])  # type: ignore[attr-defined]
                     if name not in methods:
                         methods.append(name)
     return reads
+
+
+def _header_parts(func: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """What the headers of compound statements read (`for f in self.freqs:`, `if self.k > 0:`,
+    `with self.lock:`): simple statements do not hold them."""
+    for node in nodes_of(func.body, (cst.For, cst.If, cst.While, cst.With)):
+        if isinstance(node, cst.For):
+            yield node.iter
+        elif isinstance(node, (cst.If, cst.While)):
+            yield node.test
+        elif isinstance(node, cst.With):
+            yield from (item.item for item in node.items)
 
 
 def _hasattr_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:
@@ -741,7 +753,7 @@ def _shape_cache(info: ClassInfo, attr: str, defining: Optional[AttrAssignment],
             continue  # a move of its own tensor (BUF002)
         if set(_size_names(assignment.value)) & _shape_names(assignment.method):
             return f"{name}() rebuilds it for the size of its input: a cache of the input's shape, not a constant"
-    return _unpacked_shape_cache(info, attr, later)
+    return _unpacked_shape_cache(info, attr, later) or _rebuilt_through_helper(info, attr, later)
 
 
 def _unpacked_shape_cache(info: ClassInfo, attr: str, later: frozenset[str]) -> Optional[str]:
@@ -776,17 +788,64 @@ def _size_names(root: cst.CSTNode) -> Iterator[str]:
 
 
 def _shape_names(func: cst.FunctionDef) -> set[str]:
-    """Parameters (other than self) and the locals computed from their data or size (`n = x.size(1)`)."""
+    """Parameters (other than self) and the locals computed from their data or size (`n =
+    x.size(1)`), also through loops over them and lists grown from them (`for i in range(b):
+    ids.extend([i] * h)`), and the attributes of self set from them (`self.batch = x.size(0)`,
+    named `self.batch`)."""
     params = func.params
     me = self_name(func)
     tainted = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value != me}
-    for site in iter_sites(func):
-        small = site.small
-        value = getattr(small, "value", None)
-        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and value is not None and set(_size_names(value)) & tainted:
-            for target in assignment_targets(small):
-                tainted.update(stored_names(target))
-    return tainted
+    loops = list(nodes_of(func.body, cst.For))
+    while True:  # a loop may taint what an earlier statement of its body grows: until nothing changes
+        before = len(tainted)
+        for loop in loops:
+            if set(_size_names(loop.iter)) & tainted:
+                tainted.update(stored_names(loop.target))
+        for site in iter_sites(func):
+            _taint_site(site.small, tainted, me)
+        if len(tainted) == before:
+            return tainted
+
+
+def _taint_site(small: cst.BaseSmallStatement, tainted: set[str], me: Optional[str]) -> None:
+    grown = _grown_list(small)
+    if grown is not None:
+        if any(set(_size_names(arg.value)) & tainted for arg in grown[1].args):
+            tainted.add(grown[0])
+        return
+    value = getattr(small, "value", None)
+    if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and value is not None and set(_size_names(value)) & tainted:
+        for target in assignment_targets(small):
+            tainted.update(stored_names(target))
+            parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            tainted.update(f"{me}.{part.attr.value}" for part in parts if me is not None and is_self_attr(part, me))  # type: ignore[attr-defined]
+
+
+def _rebuilt_through_helper(info: ClassInfo, attr: str, later: frozenset[str]) -> Optional[str]:
+    """`if pred.size(0) != self.batch: self.batch = pred.size(0); self.grids()`, where `grids()`
+    rebuilds the table from `self.batch`: a method of the forward path checks the input's size
+    and re-sizes the state a helper builds the attribute from. (A rebuild behind a flag, once,
+    is a reconfiguration, not a cache of the input's shape.)"""
+    builders = {a.method.name.value: a.method for a in info.assignments_to(attr) if a.value is not None and a.kind is not ValueKind.NONE}
+    for name in later:
+        func = info.methods.get(name)
+        me = self_name(func) if func is not None else None
+        if func is None or me is None:
+            continue
+        tainted = _shape_names(func)
+        sized = {n.partition(".")[2] for n in tainted if n.startswith(f"{me}.")}
+        if not sized:
+            continue
+        for branch in nodes_of(func.body, cst.If):
+            if not set(_size_names(branch.test)) & tainted:
+                continue  # rebuilt whatever the input's size
+            for call in nodes_of(branch.body, cst.Call):
+                callee = call.func
+                helper = builders.get(callee.attr.value) if isinstance(callee, cst.Attribute) and is_name(callee.value, me) else None
+                helper_me = self_name(helper) if helper is not None else None
+                if helper is not None and helper_me is not None and any(is_self_attr(n, helper_me) and n.attr.value in sized for n in nodes_of(helper.body, cst.Attribute)):  # type: ignore[attr-defined]
+                    return f"{name}() rebuilds it through {helper.name.value}() when the input's size changes: a cache of the input's shape, not a constant"
+    return None
 
 
 def _kept_on_host(info: ClassInfo, attr: str, defining: Optional[AttrAssignment], family: Family) -> Optional[str]:

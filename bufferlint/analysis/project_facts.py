@@ -29,7 +29,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from bufferlint.analysis import holder_casts
 from bufferlint.analysis.ast_reading import called_name, nodes_on_lines
@@ -190,6 +190,11 @@ class FileFacts:
     # with `unfreezes_any`: the strings the file tests names against (`"backbone" in name`,
     # `name.startswith("encoder.")`): a filter over qualified parameter names
     unfreeze_filters: tuple[str, ...] = ()
+    # a loop of a method of a top-level class over the parameters of some of the modules the
+    # instance holds (`for b in [self.enc1, self.enc2]: for p in b.parameters(): p.requires_grad
+    # = flag`): (the class, qualified; the line; the attributes it walks): it unfreezes only what
+    # those hold
+    unfreezes_parts: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> list[Any]:
         classes = {name: facts.to_json() for name, facts in self.classes.items()}
@@ -198,14 +203,14 @@ class FileFacts:
             self.resumes_optimizer, self.functions, self.complex_functions, self.imports, self.pickles, self.reaches,
             self.device_context_calls, self.exports, self.set_outside, self.unfreezes_held, self.class_mentions,
             self.recasts_held, self.set_outside_plain, self.old_torch, self.optimizer_builds, self.optimizer_builders,
-            self.constructions, self.only_built, self.unfreeze_filters,
+            self.constructions, self.only_built, self.unfreeze_filters, self.unfreezes_parts,
         ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> "FileFacts":
         (classes, unfrozen, unfreezes_any, words, meta_init, default_device, resumes_optimizer, functions,
          complex_functions, imports, pickles, reaches, device_calls, exports, set_outside, unfreezes_held, mentions, recasts,
-         set_plain, old_torch, builds, builders, calls, only, filters) = data
+         set_plain, old_torch, builds, builders, calls, only, filters, parts) = data
         return cls(
             {name: ClassFacts.from_json(value) for name, value in classes.items()},
             tuple(unfrozen), unfreezes_any, tuple(words), meta_init, default_device, resumes_optimizer,
@@ -222,6 +227,7 @@ class FileFacts:
             tuple((name, target, tuple(given)) for name, target, given in calls),
             tuple(only),
             tuple(filters),
+            tuple((name, line, tuple(attrs)) for name, line, attrs in parts),
         )
 
 
@@ -238,9 +244,12 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
     walks = _buffer_walk_lines(source)
     for node in _top_level_classes(tree.body):
         facts.classes[f"{module}.{node.name}"] = class_facts(node, walks)
-    facts.unfrozen, facts.unfreezes_any = _unfreezing(tree, source)
+    facts.unfrozen, facts.unfreezes_any, held_loops = _unfreezing(tree, source, module)
+    if not is_test_module(module):
+        facts.unfreezes_held = tuple((name, line) for name, line, parts in held_loops if not parts)
+        facts.unfreezes_parts = tuple(entry for entry in held_loops if entry[2])
     if b"requires_grad_(" in source and not is_test_module(module):
-        facts.unfreezes_held = _holder_unfreezing(tree, module)
+        facts.unfreezes_held += _holder_unfreezing(tree, module)
     if any(word in source for word in holder_casts.WORDS) and not is_test_module(module):
         facts.recasts_held = holder_casts.holder_recasts(_top_level_classes(tree.body), module)
     if is_test_module(module):
@@ -993,18 +1002,22 @@ def _literal(node: ast.expr) -> Optional[str]:
 
 
 # -- the file's text ----------------------------------------------------------------------------------
-def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optional[int]]:
-    """Names whose `requires_grad` is turned on (`<x>.<name>.requires_grad = True`), and the line
-    of the first unfreezing that names no parameter: a loop over `parameters()` setting it,
-    `requires_grad_()` on a module or on an attribute, Lightning's `make_trainable`. Turning it off
-    (`= False`, `requires_grad_(False)`) is not unfreezing, nor is marking a fresh tensor
-    (`x.detach().requires_grad_()`, a name the file binds to one) or setting `self.requires_grad`."""
+def _unfreezing(tree: ast.Module, source: bytes, module: str) -> tuple[tuple[str, ...], Optional[int], tuple[tuple[str, int, tuple[str, ...]], ...]]:
+    """Names whose `requires_grad` is turned on (`<x>.<name>.requires_grad = True`), the line of
+    the first unfreezing that names no parameter (a loop over `parameters()` setting it,
+    `requires_grad_()` on a module or on an attribute, Lightning's `make_trainable`), and the
+    unfreezing loops of a class's methods over what the instance holds (`for b in [self.enc1,
+    self.enc2]: for p in b.parameters(): p.requires_grad = flag`), by class, line and the
+    attributes they walk (none: the whole instance): those reach only the modules held there. Turning it off (`= False`, `requires_grad_(False)`) is not
+    unfreezing, nor is marking a fresh tensor (`x.detach().requires_grad_()`, a name the file
+    binds to one) or setting `self.requires_grad`."""
     if b".requires_grad" not in source and b"make_trainable(" not in source:
-        return (), None
+        return (), None, ()
     if _UNFREEZE_SITE.search(source) is None:
-        return (), None  # `requires_grad=True` given to a factory, or only read: no walk
+        return (), None, ()  # `requires_grad=True` given to a factory, or only read: no walk
     names: set[str] = set()
     anonymous = [_line_of(source, m.start()) for m in _UNFREEZE_HELPERS.finditer(source)]
+    held: list[tuple[str, int, tuple[str, ...]]] = []
     lines = {_line_of(source, m.start()) for m in _UNFREEZE_SITE.finditer(source)}
     for node in nodes_on_lines(tree, lines):
         receiver = _turned_on(node)
@@ -1013,9 +1026,88 @@ def _unfreezing(tree: ast.Module, source: bytes) -> tuple[tuple[str, ...], Optio
         if isinstance(receiver, ast.Attribute) and isinstance(node, ast.Assign):
             names.add(receiver.attr)  # `<x>.<name>.requires_grad = True`: that parameter
             continue
-        if not _names_no_parameter(receiver, partial(_fresh_here, tree, source, node)) and not _only_given_false(tree, node):
+        if _names_no_parameter(receiver, partial(_fresh_here, tree, source, node)) or _only_given_false(tree, node):
+            continue
+        owner = _holding_class(tree, node.lineno, receiver)  # type: ignore[attr-defined]
+        if owner is not None:
+            held.append((f"{module}.{owner[0]}", node.lineno, owner[1]))  # type: ignore[attr-defined]
+        else:
             anonymous.append(node.lineno)  # type: ignore[attr-defined]
-    return tuple(sorted(names)), (min(anonymous) if anonymous else None)
+    return tuple(sorted(names)), (min(anonymous) if anonymous else None), tuple(held)
+
+
+def _holding_class(tree: ast.Module, line: int, receiver: ast.expr) -> Optional[tuple[str, tuple[str, ...]]]:
+    """The top-level class whose method turns requires_grad on at `line` for `receiver`, and the
+    attributes of the instance it reaches through (none: the instance itself, `self.parameters()`),
+    when every value `receiver` may hold comes from the instance (`self.<attr>`, its parameters,
+    loops and lists over them)."""
+    for node in _top_level_classes(tree.body):
+        for method in node.body:
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args and method.lineno <= line <= (method.end_lineno or line):
+                parts = _instance_parts(method, receiver, method.args.args[0].arg, 0)
+                return None if parts is None else (node.name, () if "" in parts else tuple(sorted(parts)))
+    return None
+
+
+def _instance_parts(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], expr: ast.expr, me: str, depth: int) -> Optional[set[str]]:
+    """The attributes of the instance `me` that `expr` is built from (`""`: the instance as a
+    whole), when every name in it is `me` or a local of `func` bound (by assignment or as a loop
+    target) only to such values; None otherwise."""
+    roots = _roots(expr)
+    if depth > 4 or not roots:
+        return None
+    parts: set[str] = set()
+    for name, attr in roots:
+        if name == me:
+            parts.add("" if attr is None or attr in _WHOLE_MODULE_WALKS else attr)
+            continue
+        bound = _bindings(func, name)
+        found = [_instance_parts(func, value, me, depth + 1) for value in bound]
+        if not bound or any(part is None for part in found):
+            return None
+        parts.update(*found)  # type: ignore[arg-type]
+    return parts
+
+
+# Methods of a module that walk everything it holds.
+_WHOLE_MODULE_WALKS = frozenset("parameters named_parameters modules named_modules children named_children".split())
+
+
+def _roots(expr: ast.expr, attr: Optional[str] = None) -> list[tuple[str, Optional[str]]]:
+    """The names a value is read from, each with the attribute read from it first: `(b,
+    "parameters")` of `b.parameters()`, `(self, "a")` and `(self, "b")` of `[self.a, self.b]`;
+    nothing for a call of a plain function other than a builder of lists."""
+    if isinstance(expr, ast.Name):
+        return [(expr.id, attr)]
+    if isinstance(expr, ast.Attribute):
+        return _roots(expr.value, expr.attr)
+    if isinstance(expr, ast.Subscript):
+        return _roots(expr.value, attr)
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return [root for element in expr.elts for root in (_roots(element) or [("?", None)])]
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Attribute):
+            return _roots(expr.func.value, expr.func.attr)
+        if isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple", "chain", "iter", "reversed") and expr.args:
+            return [root for arg in expr.args for root in (_roots(arg) or [("?", None)])]
+    return []
+
+
+def _bindings(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], name: str) -> list[ast.expr]:
+    """What `func` binds `name` to: assigned values and the iterables of loops over it (None if
+    it is also bound some other way: a parameter, a tuple target, a with)."""
+    if any(arg.arg == name for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)):
+        return []
+    values: list[ast.expr] = []
+    stores = 0
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name) and node.target.id == name:
+            values.append(node.iter)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            values.append(node.value)
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            stores += 1
+    return values if stores == len(values) else []  # also bound in a way not read here
 
 
 def _holder_unfreezing(tree: ast.Module, module: str) -> tuple[tuple[str, int], ...]:
@@ -1299,6 +1391,7 @@ class ProjectFacts:
         self.set_outside: dict[str, str] = {}  # attribute name -> `path:line` of its first `<object>.<name> = ...`
         self.set_outside_plain: dict[str, str] = {}  # the same, for plain Python values (`= [1, 2]`)
         self.unfreezes_held: list[tuple[str, str]] = []  # (class, `path:line`) of `self.requires_grad_(True)`
+        self.unfreezes_parts: list[tuple[str, str, tuple[str, ...]]] = []  # (class, `path:line`, attributes walked)
         self.recasts_held: list[tuple[str, str, str, str]] = []  # (holder, attribute, held class's name, `path:line`)
         # short class name -> (the class a call's import names, what it gives) for every call of
         # a class another file defines; and the names some file also mentions other than in such calls
@@ -1344,6 +1437,7 @@ class ProjectFacts:
         for name, line in facts.set_outside_plain:
             self.set_outside_plain.setdefault(name, f"{path}:{line}")
         self.unfreezes_held.extend((name, f"{path}:{line}") for name, line in facts.unfreezes_held)
+        self.unfreezes_parts.extend((name, f"{path}:{line}", attrs) for name, line, attrs in facts.unfreezes_parts)
         self.recasts_held.extend((holder, attr, held, f"{path}:{line}") for holder, attr, held, line in facts.recasts_held)
         in_test = is_test_module(".".join(_path_parts(path[:-3] if path.endswith(".py") else path)))
         for name, target, given in facts.constructions:
@@ -1387,6 +1481,7 @@ class ProjectFacts:
                 sorted(self.set_outside.items()),
                 sorted(self.set_outside_plain.items()),
                 sorted(self.unfreezes_held),
+                sorted(self.unfreezes_parts),
                 sorted(self.recasts_held),
                 sorted(self.built.items()),
                 sorted(self.loosely_named),
@@ -1635,7 +1730,22 @@ class ProjectFacts:
         for holder, site in self.unfreezes_held:
             if holder != qualified and short in self._held_from(holder):
                 return f"{site} turns requires_grad on for a {holder.rpartition('.')[2]} and every module it holds, {short} among them"
+        for holder, site, attrs in self.unfreezes_parts:
+            if holder != qualified and short in self._held_in(holder, attrs):
+                shown = ", ".join(f"`{attr}`" for attr in attrs)
+                return f"{site} turns requires_grad on for what a {holder.rpartition('.')[2]} holds in {shown}, {short} among it"
         return None
+
+    def _held_in(self, holder: str, attrs: tuple[str, ...]) -> set[str]:
+        """Short names of the classes an instance of `holder` may hold in the attributes `attrs`,
+        at any depth."""
+        holder_short = holder.rpartition(".")[2]
+        direct = {name for name, pairs in self._held_as.items() if any(h == holder_short and a in attrs for h, a in pairs)}
+        held = set(direct)
+        for name in direct:
+            for qualified in self._classes_by_short_name.get(name, ()):
+                held |= self._held_from(qualified)
+        return held
 
     def kept_float_by_holder(self, qualified: str) -> Optional[str]:
         """Where a holder's cast to half puts the module it holds back in float32 (`self.kernel =

@@ -70,6 +70,19 @@ TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag data grad".split())
 # Tensor methods that only move a tensor between devices (BUF002 looks for these on attributes).
 DEVICE_MOVE_METHODS = frozenset("to cuda cpu type_as".split())
 
+# Libraries whose functions take tensors and give back tensors where they found them
+# (`einops.repeat(t, ...)`, `kornia.filters.blur(x, ...)`), as torch's own functions do.
+TENSOR_LIBRARIES = frozenset(
+    "einops kornia torchvision torchaudio torch_scatter torch_sparse torch_cluster torch_geometric pytorch3d "
+    "opt_einsum xformers flash_attn functorch".split()
+)
+
+
+def is_tensor_library(qualified: Optional[str]) -> bool:
+    """Whether the callable `qualified` comes from a library that keeps tensors where they are."""
+    return qualified is not None and qualified.partition(".")[0] in TENSOR_LIBRARIES
+
+
 # Base classes that are nn.Module subclasses without being torch.nn layers.
 EXTRA_MODULE_BASES = frozenset(
     """
@@ -80,6 +93,33 @@ EXTRA_MODULE_BASES = frozenset(
     torch.jit.ScriptModule torch.jit.RecursiveScriptModule
     """.split()
 )
+
+# nn.Module subclasses of other libraries that projects build their models on, by package and
+# class name (any module path under the package): transformers' `*PreTrainedModel`, diffusers'
+# `ModelMixin`, OpenMMLab's `BaseModule`, torch_geometric's `MessagePassing`, smplx's body
+# models. Their own attributes are not read, so a fix there stays unsafe (obligation 3).
+_LIBRARY_MODULES = {
+    "transformers": frozenset(("PreTrainedModel",)),
+    "diffusers": frozenset(("ModelMixin",)),
+    "mmengine": frozenset(("BaseModule", "BaseModel")),
+    "mmcv": frozenset(("BaseModule",)),
+    "torch_geometric": frozenset(("MessagePassing",)),
+    "smplx": frozenset(("SMPL", "SMPLH", "SMPLX", "MANO", "FLAME")),
+}
+
+
+def is_library_module(qualified: Optional[str]) -> bool:
+    """`transformers.BertPreTrainedModel`, `mmengine.model.BaseModule`: a module class of a library."""
+    if qualified is None:
+        return False
+    package, _, rest = qualified.partition(".")
+    names = _LIBRARY_MODULES.get(package)
+    if names is None or not rest:
+        return False
+    last = rest.rpartition(".")[2]
+    # every model family of transformers has its own `<Family>PreTrainedModel` base
+    return last in names or (package == "transformers" and last.endswith("PreTrainedModel"))
+
 
 # Their short names, for the prefilter: a file can subclass these without the word "torch".
 NON_TORCH_MODULE_BASE_NAMES = tuple(sorted({b.rsplit(".", 1)[-1] for b in EXTRA_MODULE_BASES if not b.startswith("torch.")}))
@@ -129,7 +169,7 @@ def is_module_base(qualified: Optional[str]) -> bool:
     """Whether a resolved base-class name is `torch.nn.Module` or one of its subclasses we know."""
     if qualified is None:
         return False
-    if qualified in EXTRA_MODULE_BASES:
+    if qualified in EXTRA_MODULE_BASES or is_library_module(qualified):
         return True
     parts = qualified.split(".")
     if parts[:2] != ["torch", "nn"] or len(parts) < 3:
@@ -182,7 +222,7 @@ def is_layer_base(qualified: Optional[str]) -> bool:
         "torch.nn.ModuleList",
         "torch.nn.ModuleDict",
         "torch.nn.Sequential",
-    ) and qualified not in EXTRA_MODULE_BASES
+    ) and qualified not in EXTRA_MODULE_BASES and not is_library_module(qualified)
 
 
 def torch_function_returns_tensor(qualified: str, call_arity: int, keywords: frozenset[str]) -> bool:

@@ -71,7 +71,27 @@ def _holders(info: ClassInfo, analysis: FileAnalysis) -> Optional[list[ClassInfo
     """The module classes of this file that hold `info`; None when a class of another file may
     hold it too (by name: what it holds there is not read here)."""
     here = [c for c in analysis.module_classes if info.name in _holds(c)]
+    here += [c for c in _factory_callers(info, analysis) if c not in here]
     return None if analysis.project.held_outside(info.name, analysis.module_name) else here
+
+
+def _factory_callers(info: ClassInfo, analysis: FileAnalysis) -> list[ClassInfo]:
+    """Module classes whose methods call a function of the file that builds `info` and hands
+    it back (`activation_layer("dice")` returning `Dice(n)`, put in an nn.Sequential): they hold
+    what it returns."""
+    factories = set()
+    for name in sorted(analysis.function_names):
+        func = analysis.function(name)
+        if func is not None and any(dotted(call.func) == info.name for call in nodes_of(func.body, cst.Call)) and any(
+            r.value is not None for r in nodes_of(func.body, cst.Return)
+        ):
+            factories.add(name)
+    if not factories:
+        return []
+    return [
+        c for c in analysis.module_classes
+        if any(isinstance(call.func, cst.Name) and call.func.value in factories for func in c.methods.values() for call in nodes_of(func.body, cst.Call))
+    ]
 
 
 def _never_moved(holder: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:

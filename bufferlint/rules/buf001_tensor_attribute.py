@@ -141,7 +141,9 @@ class TensorAttribute(Rule):
        (unsafe).
     7. Its values survive casting with the module: not complex (`.to(torch.bfloat16)` drops the
        imaginary part), not bucket boundaries of `torch.bucketize`, no dtype spelled out,
-       such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)`, no
+       such as `dtype=torch.float32`, `.to(torch.float8_e4m3fn)` or `torch.FloatTensor(...)` (a
+       pin to the default float dtype is no obstacle on a table of zeros, ones or other small
+       integers that nothing changes later: half and bfloat16 hold those exactly), no
        check of its dtype in the class (`assert self.inv_freq.dtype == torch.float32`),
        and not in a module that a holder in any file puts back in float32 after casting itself to half (`def half(self):
        super().half(); self.kernel = self.kernel.float()`: the plain tensor stays exact, a buffer

@@ -10,8 +10,8 @@ import libcst as cst
 from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
-from bufferlint.analysis.dtypes import dtype_pin
-from bufferlint.analysis.flow import body_statements, is_static
+from bufferlint.analysis.dtypes import dtype_pin, pin_guards_values
+from bufferlint.analysis.flow import body_statements, is_static, stored_names
 from bufferlint.analysis.factory_sizes import copies_host_data, is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
@@ -19,7 +19,7 @@ from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import FlowState, ForwardFacts, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
+from bufferlint.analysis.forward import FlowState, ForwardFacts, Move, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -37,7 +37,9 @@ class RebuiltConstant:
     call: cst.Call
     value: cst.BaseExpression  # the constant, with the move or device= dropped
     replacement: "ReplacementBuilder"
-    shaped: bool = False  # the constant is shaped for the input (`.expand(b, -1, -1)`) before the move
+    # why a rewrite is not offered for how the method moves it: shaped for the input first
+    # (`.expand(b, -1, -1)`), or moved by `.cuda()` under `if x.is_cuda:`
+    declined: Optional[str] = None
 
 
 class ReplacementBuilder:
@@ -84,7 +86,7 @@ class ConstantRebuiltInForward(Rule):
     Literals, module-level literal constants and tensors the file builds once at import under a
     constant's name (`IMAGENET_MEAN = torch.FloatTensor([...])`, bound once and never changed in
     place: `IMAGENET_MEAN.to(x)` copies it per call, and its fix registers it as the buffer),
-    torch calls that are not random, attributes set in
+    torch and numpy calls that are not random (`np.eye(3)`, not `np.random.randn(3)`), attributes set in
     `__init__` to plain values (never tensors, parameters or submodules; a list, dict or set only
     when no code of the file outside `__init__` changes it by item: after a tuner's
     `layer.p[rel] -= step`, `torch.tensor(list(self.p.values()))` is that epoch's state), and
@@ -138,7 +140,9 @@ class ConstantRebuiltInForward(Rule):
        the remedy is to delete it, not to keep its tensor as a buffer.
     2. It reads no local variable or parameter of the method.
     3. Its dtype is not spelled out (`dtype=torch.float32`, `.double()`): a buffer is cast by
-       `.half()` and `.to(torch.bfloat16)`.
+       `.half()` and `.to(torch.bfloat16)`. A pin to the default float dtype does not count on a
+       table whose every value half and bfloat16 hold exactly (zeros, ones, an identity, small
+       integers): the cast cannot change it.
     4. The class does not place its tensors itself (`self.device = device` set while
        constructing, or `device=device` passed on from its `__init__`): the hoisted constant
        would be built on the CPU, not on that device.
@@ -147,6 +151,9 @@ class ConstantRebuiltInForward(Rule):
        file of the run (`"torch==1.4.0"`: `persistent=` does not exist there).
     6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
+    Also none for a constant shaped for the input before its move, or moved by `.cuda()` under a
+    test of the input's device (`if x.is_cuda: iden = iden.cuda()`, PointNet's transformer
+    identity): the rewrite would have to keep the shaping, or drop the branch.
     7. Something moves the module: it holds parameters, buffers or submodules (also a model its
        constructor, or a base's, loads with `encoder_cls.from_pretrained(name)`), or a module of the
        run holds it. A loss object holding none that nothing holds may never be moved, and then the
@@ -218,17 +225,17 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 if id(call) in covered:
                     continue
                 value = _constant_on_input_device(facts, call, site, method)
-                shaped = False
+                declined = _guarded_cuda(facts, call, site, method) if value is not None else None
                 if value is None:
                     value = _shaped_constant(facts, call, site, method)
-                    shaped = value is not None
+                    declined = _SHAPED if value is not None else None
                 if value is not None and method.function and _copied_anyway(facts, value):
                     value = None  # a function has nowhere to keep it, and its data comes from the host
                 if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
                     break  # runs when a cache the method keeps is missing or stale, not per call
                 if value is not None:
                     covered |= subtree_ids(call)
-                    yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site), shaped)
+                    yield RebuiltConstant(method, site, call, value, ReplacementBuilder(facts, call, method, site), declined)
 
 
 def _constant_on_input_device(
@@ -240,7 +247,7 @@ def _constant_on_input_device(
     move = facts.move(call, site.state, method)
     if move is not None:
         subject = move.subject
-        if move.target is not Target.INPUT or not _is_tensor_constant(facts, subject, method, site.state):
+        if not _to_input(facts, move, site, method) or not _is_tensor_constant(facts, subject, method, site.state):
             return None
         return subject if _a_table(facts, subject, method) else None
     qualified = facts.inference.qualify(call.func) or ""
@@ -262,14 +269,47 @@ def _shaped_constant(facts: ForwardFacts, call: cst.Call, site: Site, method: Pa
     methods given the input's sizes stand between them (`torch.eye(3).unsqueeze(0).expand(b, -1,
     -1).to(x.device)`): the table is rebuilt and copied each call, in as many copies as the batch."""
     move = facts.move(call, site.state, method)
-    if move is None or move.target is not Target.INPUT:
+    if move is None or not _to_input(facts, move, site, method):
         return None
-    inner = move.subject
+    subject = _bound_value(move.subject, site, method)
+    inner = subject
     while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _SHAPING:
         inner = inner.func.value
-    if inner is move.subject or not _is_tensor_constant(facts, inner, method, site.state):
+    if inner is subject or not _is_tensor_constant(facts, inner, method, site.state):
         return None
     return inner if _a_table(facts, inner, method) else None
+
+
+_SHAPED = "it is shaped for the input before the move, and a rewrite that keeps that shaping on the buffer is not offered"
+
+
+def _to_input(facts: ForwardFacts, move: Move, site: Site, method: PathMethod) -> bool:
+    """The move sends the tensor to the input's device: `.to(x.device)`, or `.cuda()` when `x` is on CUDA."""
+    return move.target is Target.INPUT or facts.follows_input_to_cuda(move, site.site, site.state, method)
+
+
+def _guarded_cuda(facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod) -> Optional[str]:
+    move = facts.move(call, site.state, method)
+    if move is None or move.target is Target.INPUT:
+        return None
+    return "it is moved by `.cuda()` under a test of the input's device, and a rewrite that drops that branch is not offered"
+
+
+def _bound_value(subject: cst.BaseExpression, site: Site, method: PathMethod) -> cst.BaseExpression:
+    """For a local the method binds once before this statement (`iden = torch.eye(3).repeat(b,
+    1)`, then `iden = iden.cuda()`), the value it was bound to; otherwise `subject` itself."""
+    if not isinstance(subject, cst.Name):
+        return subject
+    values = [
+        small.value
+        for small in (other.site.small for other in method.sites if other.site.small is not site.site.small)
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_name(small.targets[0].target, subject.value)
+    ]
+    return values[0] if len(values) == 1 and subject.value not in _loop_names(method) else subject
+
+
+def _loop_names(method: PathMethod) -> frozenset[str]:
+    return frozenset(name for loop in nodes_of(method.func.body, cst.For) for name in stored_names(loop.target))
 
 
 def _a_table(facts: ForwardFacts, constant: cst.BaseExpression, method: PathMethod) -> bool:
@@ -361,8 +401,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return "the class or a base defines its own register_buffer"
     if found.method.function:
         return f"{found.method.name}() is a function of the module, not a method: it has no instance to read a buffer from"
-    if found.shaped:
-        return "it is shaped for the input before the move, and a rewrite that keeps that shaping on the buffer is not offered"
+    if found.declined is not None:
+        return found.declined
     if is_static(found.method.func):
         return f"{found.method.name}() is a static method: it has no instance to read a buffer from (pass the table in, or make it a method)"
     local = _assigned_local(found)
@@ -374,13 +414,19 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
     facts_locals = [n for n in variable_names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
         if facts_locals[0] in params_of(found.method.func):
-            return f"it reads `{facts_locals[0]}`, a parameter of {found.method.name}() that every call from forward keeps constant"
-        return f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}()"
+            return (
+                f"it reads `{facts_locals[0]}`, a parameter of {found.method.name}() that every call from forward keeps "
+                "constant, and a rewrite that fixes its value in __init__ is not offered"
+            )
+        return (
+            f"it reads `{facts_locals[0]}`, a local variable of {found.method.name}(), and a rewrite that "
+            "computes that local in __init__ too is not offered"
+        )
     placed = given_device(info)
     if placed is not None:
         return f"{placed}, and a hoisted constant would be built on the CPU"
     pin = dtype_pin(found.value, analysis.inference.qualify)
-    if pin is not None:
+    if pin is not None and pin_guards_values(found.value, pin, analysis.inference.qualify):
         return f"its dtype is spelled out (`{pin}`), and a buffer is cast by .half() and .to(torch.bfloat16), which may change what the code computes"
     if analysis.project.old_torch is not None:
         return f"the project pins torch below 1.6 ({analysis.project.old_torch}), where register_buffer() takes no `persistent=`"
