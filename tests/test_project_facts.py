@@ -213,12 +213,14 @@ def test_a_name_filter_that_picks_a_holder_attribute_unfreezes_what_it_holds(
         ("def resume(trainer, model, data, path):\n    trainer.fit(\n        model=model,\n        datamodule=data,\n        ckpt_path=path,\n    )\n", None),
         ("def resume(accelerator, path):\n    accelerator.load_state(path)\n", None),
         ("def train(runner, cfg):\n    if cfg.resume_from:\n        runner.resume(cfg.resume_from)\n", None),  # mmcv
+        ("def main(cfg, args):\n    if args.resume_from is not None:\n        cfg.resume_from = args.resume_from\n", None),  # mmcv's tools/train.py
+        ("def show(cfg):\n    return cfg.resume_from == 'none'\n", "unsafe"),  # only read
         ("def load(model, ckpt):\n    model.load_state_dict(ckpt['model'])\n", "unsafe"),  # weights only
         ("def load(layers, files):\n    for layer in layers:\n        layer.load_state(files)\n", "unsafe"),  # a layer's own weight loader
         ('def merge(cfg, params):\n    """params: overrides, e.g. ["training.resume=True"]"""\n    return cfg\n', "unsafe"),
         ("def merge(cfg):\n    return cfg  # a caller may set resume=True\n", "unsafe"),
     ],
-    ids=["optimizer", "short-name", "lightning", "lightning-multiline", "accelerate", "mmcv-runner", "weights-only", "layer-weights", "docstring", "comment"],
+    ids=["optimizer", "short-name", "lightning", "lightning-multiline", "accelerate", "mmcv-runner", "mmcv-config", "mmcv-config-read", "weights-only", "layer-weights", "docstring", "comment"],
 )
 def test_a_frozen_parameter_has_no_fix_where_optimizer_state_is_resumed(
     script: str, fix: Optional[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -1214,3 +1216,49 @@ def test_a_module_class_built_through_a_relative_import_moves_its_holder(
     root = _project(tmp_path / "p5", {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/models/core.py": MODEL_HEAD + "\n\n" + core, "pkg/models/flow.py": flow})
     findings = [f for f in _findings(capsys, root) if f["code"] == "BUF003"]
     assert _summary(findings) == [("flow.py", 12, "BUF003", fix)]
+
+
+_ENCODER = "from torch import nn\n\nfrom adapter import Adapter\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.adapter_block = Adapter()\n\n\n"
+_UNFREEZE_BACKBONE = "        for block in [self.backbone]:\n            for p in block.parameters():\n                p.requires_grad = flag\n"
+
+
+@pytest.mark.parametrize(
+    ("models", "expected"),
+    [
+        (
+            "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = Encoder()\n"
+            "        self.head = nn.Linear(3, 2)\n\n    def tune(self, flag):\n" + _UNFREEZE_BACKBONE,
+            [],
+        ),
+        (
+            "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = nn.Linear(3, 3)\n"
+            "        self.encoder = Encoder()\n\n    def tune(self, flag):\n" + _UNFREEZE_BACKBONE,
+            [("adapter.py", 9, "BUF008", "unsafe")],
+        ),
+        (
+            "class Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.backbone = Encoder()\n\n\n"
+            "class Classifier(Base):\n    def tune(self, flag):\n" + _UNFREEZE_BACKBONE,
+            [],
+        ),
+        (
+            "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.head = nn.Linear(3, 2)\n\n"
+            "    @staticmethod\n    def tune(model):\n        for p in model.parameters():\n            p.requires_grad = True\n",
+            [("adapter.py", 9, "BUF008", "none")],
+        ),
+        (
+            "class Classifier(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.head = nn.Linear(3, 2)\n\n"
+            "    def tune(self):\n        for p in self.get_backbone().parameters():\n            p.requires_grad = True\n",
+            [("adapter.py", 9, "BUF008", "none")],
+        ),
+    ],
+    ids=["walks-the-holder", "walks-another-attribute", "held-through-a-base", "static-method", "method-result"],
+)
+def test_an_unfreezing_loop_over_the_instance_reaches_only_what_it_walks(
+    models: str, expected: list[tuple[str, int, str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`for block in [self.backbone]: for p in block.parameters(): p.requires_grad = flag` in a
+    method trains only what `backbone` holds, at any depth (also where a base builds it); a static
+    method's argument or what a method returns may be any module."""
+    root = _project(tmp_path / "p4l", {"adapter.py": FROZEN, "models.py": _ENCODER + models})
+    findings = [f for f in _findings(capsys, root) if f["code"] == "BUF008"]
+    assert _summary(findings) == expected

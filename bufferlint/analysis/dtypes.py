@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 from typing import Callable, Iterable, Iterator, Optional
 
 import libcst as cst
@@ -118,7 +119,8 @@ class ComplexCheck:
 def made_real(node: cst.CSTNode) -> bool:
     """The value's last step yields real numbers whatever it is given: a real dtype cast
     (`.astype(np.float32)`, `.float()`, `.to(torch.float16)`), `.real`, `.abs()`, or a reshape of
-    such a value, or `torch.from_numpy` / `torch.tensor` of one."""
+    such a value, or `torch.from_numpy` / `torch.tensor` of one; a call given a real `dtype=`, or
+    a torch factory whose arguments are sizes (`torch.zeros((helper(n), d))`)."""
     if isinstance(node, cst.Attribute):
         return node.attr.value in ("real", "imag")
     if not isinstance(node, cst.Call):
@@ -433,9 +435,7 @@ def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef])
 # Factories whose every element is 0 or 1, and the methods that only reshape or cast what they get.
 _UNIT_FACTORIES = frozenset("torch.zeros torch.ones torch.eye torch.zeros_like torch.ones_like".split())
 _LITERAL_FACTORIES = frozenset("torch.tensor torch.as_tensor torch.Tensor torch.FloatTensor".split())
-_SHAPING_METHODS = frozenset(
-    "float to type unsqueeze squeeze view reshape expand repeat permute transpose t contiguous clone flatten".split()
-)
+_SHAPING_METHODS = _RESHAPES | {"float", "expand", "repeat"}
 
 
 def exact_in_every_float(value: cst.BaseExpression, qualify: Qualify) -> bool:
@@ -448,7 +448,9 @@ def exact_in_every_float(value: cst.BaseExpression, qualify: Qualify) -> bool:
             node = node.value
         elif isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
             node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _SHAPING_METHODS and qualify(node.func) is None:
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and qualify(node.func) is None and (
+            node.func.attr.value in _SHAPING_METHODS or _default_float_cast(node, qualify)
+        ):
             node = node.func.value
         else:
             break
@@ -463,11 +465,23 @@ def exact_in_every_float(value: cst.BaseExpression, qualify: Qualify) -> bool:
     return built in _LITERAL_FACTORIES and len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)) and _exact_literal(positional[0])
 
 
+def _default_float_cast(call: cst.Call, qualify: Qualify) -> bool:
+    """`.to(torch.float32)`, `.type(torch.float)`, `.to(dtype=torch.float32)`: a cast to the default float dtype."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("to", "type") or len(call.args) != 1:
+        return False
+    arg = call.args[0]
+    return (arg.keyword is None or arg.keyword.value == "dtype") and qualify(arg.value) in ("torch.float32", "torch.float")
+
+
 def pin_guards_values(value: cst.BaseExpression, pin: str, qualify: Qualify) -> bool:
     """Whether the dtype pin `pin` on `value` may keep values that a cast with the module would
-    change: a pin wider than the default always may; one to the default dtype may not when every
-    value is exact in half and bfloat16."""
-    return any(word in pin for word in WIDE_DTYPE_WORDS) or not exact_in_every_float(value, qualify)
+    change: any pin but one to the default float dtype may (float64 for precision, float8 or half
+    for a format); that one may not when every value is exact in half and bfloat16."""
+    return _DEFAULT_FLOAT_PIN.search(pin) is None or not exact_in_every_float(value, qualify)
+
+
+# `dtype=torch.float32`, `dtype=torch.float`, `torch.FloatTensor(...)`, `.float()`: the default float dtype.
+_DEFAULT_FLOAT_PIN = re.compile(r"(?:\bfloat32\b|\bfloat\b(?![0-9_])|FloatTensor)")
 
 
 def _exact_literal(node: cst.BaseExpression) -> bool:

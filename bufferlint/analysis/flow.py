@@ -153,11 +153,12 @@ def exclusive_branches(first: StatementSite, second: StatementSite) -> bool:
     """Two statements in different branches of one top-level if/elif/else: never both run."""
     if first.top is not second.top or type(first.top) is not cst.If:
         return False
-    a, b = _branch_holding(first.top, first.line), _branch_holding(first.top, second.line)  # type: ignore[arg-type]
+    a, b = branch_holding(first.top, first.line), branch_holding(first.top, second.line)  # type: ignore[arg-type]
     return a is not None and b is not None and a != b
 
 
-def _branch_holding(node: cst.If, line: cst.SimpleStatementLine) -> Optional[int]:
+def branch_holding(node: cst.If, line: cst.SimpleStatementLine) -> Optional[int]:
+    """Which branch of the `if` holds `line`: 0 its body, then each `elif`/`else`; None if none."""
     for index, suite in enumerate(_child_suites_of_if(node)):
         if any(n is line for n in iter_nodes(suite)):
             return index

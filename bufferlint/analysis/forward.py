@@ -24,7 +24,7 @@ from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.item_changes import ItemChanges, item_changes
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, is_static, iter_all_statements, iter_sites, self_name, stored_names
+from bufferlint.analysis.flow import StatementSite, branch_holding, is_static, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.path_functions import path_function
 from bufferlint.analysis.tensors import TensorInference, is_none
@@ -605,11 +605,7 @@ class ForwardFacts:
             return False
         for branch in nodes_of(site.top, cst.If):
             test = branch.test
-            if (
-                isinstance(test, cst.Attribute)
-                and test.attr.value == "is_cuda"
-                and any(line is site.line for line in nodes_of(branch.body, cst.SimpleStatementLine))
-            ):
+            if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda" and branch_holding(branch, site.line) == 0:
                 return self.derived(test.value, state, method, inputs_only=True)
         return False
 

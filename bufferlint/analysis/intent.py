@@ -827,7 +827,7 @@ def _rebuilt_through_helper(info: ClassInfo, attr: str, later: frozenset[str]) -
     and re-sizes the state a helper builds the attribute from. (A rebuild behind a flag, once,
     is a reconfiguration, not a cache of the input's shape.)"""
     builders = {a.method.name.value: a.method for a in info.assignments_to(attr) if a.value is not None and a.kind is not ValueKind.NONE}
-    for name in later:
+    for name in sorted(later):
         func = info.methods.get(name)
         me = self_name(func) if func is not None else None
         if func is None or me is None:
@@ -841,7 +841,7 @@ def _rebuilt_through_helper(info: ClassInfo, attr: str, later: frozenset[str]) -
                 continue  # rebuilt whatever the input's size
             for call in nodes_of(branch.body, cst.Call):
                 callee = call.func
-                helper = builders.get(callee.attr.value) if isinstance(callee, cst.Attribute) and is_name(callee.value, me) else None
+                helper = builders.get(callee.attr.value) if is_self_attr(callee, me) else None  # type: ignore[attr-defined]
                 helper_me = self_name(helper) if helper is not None else None
                 if helper is not None and helper_me is not None and any(is_self_attr(n, helper_me) and n.attr.value in sized for n in nodes_of(helper.body, cst.Attribute)):  # type: ignore[attr-defined]
                     return f"{name}() rebuilds it through {helper.name.value}() when the input's size changes: a cache of the input's shape, not a constant"

@@ -66,6 +66,7 @@ _OPTIMIZER_RESUME = re.compile(
     rb"|\bresume_from_checkpoint\b|\.fit\([^)]*?\bckpt_path[ \t]*=|\baccelerator\w*[ \t]*\.[ \t]*load_state\("  # a layer's `.load_state(...)` loads weights
     rb"|\brunner\.resume\("  # mmcv's runner restores the optimizer with the model
     rb"|\bresume[ \t]*=[ \t]*True\b"  # mmengine's `cfg.resume = True` (`tools/train.py --resume`), `Runner(resume=True)`
+    rb"|\bcfg\.resume_from[ \t]*=(?!=)"  # mmcv's `cfg.resume_from = args.resume_from`: its runner then resumes
 )
 # Names under which code unfreezes parameters it iterates or is handed (`for p in ...parameters()`).
 _PARAMETER_LIKE = re.compile(r"param|weight|bias|^p$|^w$|^m$|model|module|net|layer|encoder|decoder|backbone|head|block")
@@ -249,7 +250,8 @@ def file_facts(tree: ast.Module, module: str, source: bytes, package: bool = Fal
         facts.unfreezes_held = tuple((name, line) for name, line, parts in held_loops if not parts)
         facts.unfreezes_parts = tuple(entry for entry in held_loops if entry[2])
     if b"requires_grad_(" in source and not is_test_module(module):
-        facts.unfreezes_held += _holder_unfreezing(tree, module)
+        read = {line for _, line, _ in held_loops}  # `self.enc.requires_grad_()`: only `enc`, read above
+        facts.unfreezes_held += tuple(entry for entry in _holder_unfreezing(tree, module) if entry[1] not in read)
     if any(word in source for word in holder_casts.WORDS) and not is_test_module(module):
         facts.recasts_held = holder_casts.holder_recasts(_top_level_classes(tree.body), module)
     if is_test_module(module):
@@ -1043,8 +1045,9 @@ def _holding_class(tree: ast.Module, line: int, receiver: ast.expr) -> Optional[
     loops and lists over them)."""
     for node in _top_level_classes(tree.body):
         for method in node.body:
-            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args and method.lineno <= line <= (method.end_lineno or line):
-                parts = _instance_parts(method, receiver, method.args.args[0].arg, 0)
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.lineno <= line <= (method.end_lineno or line):
+                me = _self_name(method)  # a static method's first parameter is no instance
+                parts = None if me is None else _instance_parts(method, receiver, me, 0)
                 return None if parts is None else (node.name, () if "" in parts else tuple(sorted(parts)))
     return None
 
@@ -1059,6 +1062,8 @@ def _instance_parts(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], expr: as
     parts: set[str] = set()
     for name, attr in roots:
         if name == me:
+            if attr == _CALLED:
+                return None  # `self.get_encoder().parameters()`: what the method returns is not read here
             parts.add("" if attr is None or attr in _WHOLE_MODULE_WALKS else attr)
             continue
         bound = _bindings(func, name)
@@ -1071,6 +1076,7 @@ def _instance_parts(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], expr: as
 
 # Methods of a module that walk everything it holds.
 _WHOLE_MODULE_WALKS = frozenset("parameters named_parameters modules named_modules children named_children".split())
+_CALLED = "()"  # `_roots`' mark for a method called on the name itself, other than those walks
 
 
 def _roots(expr: ast.expr, attr: Optional[str] = None) -> list[tuple[str, Optional[str]]]:
@@ -1087,14 +1093,17 @@ def _roots(expr: ast.expr, attr: Optional[str] = None) -> list[tuple[str, Option
         return [root for element in expr.elts for root in (_roots(element) or [("?", None)])]
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Attribute):
-            return _roots(expr.func.value, expr.func.attr)
+            method = expr.func.attr
+            if isinstance(expr.func.value, ast.Name) and method not in _WHOLE_MODULE_WALKS:
+                return [(expr.func.value.id, _CALLED)]
+            return _roots(expr.func.value, method)
         if isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple", "chain", "iter", "reversed") and expr.args:
             return [root for arg in expr.args for root in (_roots(arg) or [("?", None)])]
     return []
 
 
 def _bindings(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], name: str) -> list[ast.expr]:
-    """What `func` binds `name` to: assigned values and the iterables of loops over it (None if
+    """What `func` binds `name` to: assigned values and the iterables of loops over it (none if
     it is also bound some other way: a parameter, a tuple target, a with)."""
     if any(arg.arg == name for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)):
         return []
@@ -1733,14 +1742,14 @@ class ProjectFacts:
         for holder, site, attrs in self.unfreezes_parts:
             if holder != qualified and short in self._held_in(holder, attrs):
                 shown = ", ".join(f"`{attr}`" for attr in attrs)
-                return f"{site} turns requires_grad on for what a {holder.rpartition('.')[2]} holds in {shown}, {short} among it"
+                return f"{site} turns requires_grad on for what a {holder.rpartition('.')[2]} holds in {shown}, {short} among them"
         return None
 
     def _held_in(self, holder: str, attrs: tuple[str, ...]) -> set[str]:
         """Short names of the classes an instance of `holder` may hold in the attributes `attrs`,
         at any depth."""
-        holder_short = holder.rpartition(".")[2]
-        direct = {name for name, pairs in self._held_as.items() if any(h == holder_short and a in attrs for h, a in pairs)}
+        holders = {name.rpartition(".")[2] for name in self._holder_family(holder)}
+        direct = {name for name, pairs in self._held_as.items() if any(h in holders and a in attrs for h, a in pairs)}
         held = set(direct)
         for name in direct:
             for qualified in self._classes_by_short_name.get(name, ()):
@@ -1758,11 +1767,21 @@ class ProjectFacts:
                 return f"{site} casts `{attr}` ({held}) back to float32 after {holder.rpartition('.')[2]} is cast to half"
         return None
 
+    def _holder_family(self, holder: str) -> list[str]:
+        """`holder`, its subclasses and its bases in any file: the classes whose code builds what
+        an instance of `holder` holds."""
+        family = [holder, *(name for name, _ in self.descendants(holder))]
+        queue = list(self.hierarchy.get(holder, ()))
+        while queue:
+            base = queue.pop(0)
+            if base in self.classes and base not in family:
+                family.append(base)
+                queue.extend(self.hierarchy.get(base, ()))
+        return family
+
     def _held_from(self, holder: str) -> set[str]:
         """Short names of the classes an instance of `holder` may hold, at any depth."""
-        start = [holder, *(name for name, _ in self.descendants(holder))]
-        lineage = self.lineage(holder)
-        start += [name for name, _ in lineage.ancestors] if lineage is not None else []
+        start = self._holder_family(holder)
         by_short = self._classes_by_short_name
         held: set[str] = set()
         queue = [name for name in start if name in self.classes]

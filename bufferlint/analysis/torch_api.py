@@ -117,8 +117,9 @@ def is_library_module(qualified: Optional[str]) -> bool:
     if names is None or not rest:
         return False
     last = rest.rpartition(".")[2]
-    # every model family of transformers has its own `<Family>PreTrainedModel` base
-    return last in names or (package == "transformers" and last.endswith("PreTrainedModel"))
+    # every model family of transformers has its own `<Family>PreTrainedModel` base (not the
+    # TensorFlow and Flax ones)
+    return last in names or (package == "transformers" and last.endswith("PreTrainedModel") and not last.startswith(("TF", "Flax")))
 
 
 # Their short names, for the prefilter: a file can subclass these without the word "torch".

@@ -79,19 +79,32 @@ def _factory_callers(info: ClassInfo, analysis: FileAnalysis) -> list[ClassInfo]
     """Module classes whose methods call a function of the file that builds `info` and hands
     it back (`activation_layer("dice")` returning `Dice(n)`, put in an nn.Sequential): they hold
     what it returns."""
-    factories = set()
-    for name in sorted(analysis.function_names):
-        func = analysis.function(name)
-        if func is not None and any(dotted(call.func) == info.name for call in nodes_of(func.body, cst.Call)) and any(
-            r.value is not None for r in nodes_of(func.body, cst.Return)
-        ):
-            factories.add(name)
-    if not factories:
-        return []
-    return [
-        c for c in analysis.module_classes
-        if any(isinstance(call.func, cst.Name) and call.func.value in factories for func in c.methods.values() for call in nodes_of(func.body, cst.Call))
-    ]
+    built_by, called_by = _factory_index(analysis)
+    factories = built_by.get(info.name, ())
+    return [c for c in analysis.module_classes if any(name in factories for name in called_by.get(id(c), ()))]
+
+
+_FACTORY_CACHE = "_bufferlint_factory_index"
+
+
+def _factory_index(analysis: FileAnalysis) -> tuple[dict[str, set[str]], dict[int, set[str]]]:
+    """Once per file: the functions of the file that build each class and return something, by
+    the class's name; and the bare names each module class's methods call."""
+    index = analysis.__dict__.get(_FACTORY_CACHE)
+    if index is None:
+        built_by: dict[str, set[str]] = {}
+        for name in analysis.function_names:
+            func = analysis.function(name)
+            if func is None or not any(r.value is not None for r in nodes_of(func.body, cst.Return)):
+                continue
+            for call in nodes_of(func.body, cst.Call):
+                built_by.setdefault(dotted(call.func), set()).add(name)
+        called_by = {
+            id(c): {call.func.value for func in c.methods.values() for call in nodes_of(func.body, cst.Call) if isinstance(call.func, cst.Name)}
+            for c in analysis.module_classes
+        }
+        index = analysis.__dict__[_FACTORY_CACHE] = (built_by, called_by)
+    return index  # type: ignore[no-any-return]
 
 
 def _never_moved(holder: ClassInfo, analysis: FileAnalysis, seen: set[int]) -> bool:

@@ -10,7 +10,8 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import self_name
 from bufferlint.analysis.forward import Move
-from bufferlint.analysis.walk import child_nodes, is_name, iter_nodes
+from bufferlint.analysis.names import dotted_name
+from bufferlint.analysis.walk import child_nodes, is_name, iter_nodes, nodes_of
 from bufferlint.fixes.register_buffer import register_call
 from bufferlint.model import Edit, Insert, Replace
 
@@ -144,10 +145,11 @@ def mutated_in_place(func: cst.FunctionDef, name: str, after: Optional[cst.CSTNo
 def escapes(func: cst.FunctionDef, name: str) -> bool:
     """`name` leaves the call: returned, put in a container, stored on an object or appended
     somewhere. A hoisted buffer would then be one tensor that every call's result shares."""
+    consumed = _joined_by_torch(func)
     for node in iter_nodes(func.body):
         if isinstance(node, cst.Return) and node.value is not None and _holds(node.value, name):
             return True
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)) and _holds(node, name):
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)) and id(node) not in consumed and _holds(node, name):
             return True
         if isinstance(node, cst.Assign) and is_name(node.value, name):
             if any(isinstance(t.target, (cst.Attribute, cst.Subscript)) for t in node.targets):
@@ -156,6 +158,18 @@ def escapes(func: cst.FunctionDef, name: str) -> bool:
             if any(is_name(a.value, name) for a in node.args):
                 return True
     return False
+
+
+def _joined_by_torch(func: cst.FunctionDef) -> set[int]:
+    """Lists and tuples written as an argument of a torch call (`torch.cat([mask, pad], -1)`):
+    the call reads them and keeps none of them."""
+    return {
+        id(arg.value)
+        for call in nodes_of(func.body, cst.Call)
+        if (dotted_name(call.func) or "").startswith("torch.")
+        for arg in call.args
+        if isinstance(arg.value, (cst.List, cst.Tuple))
+    }
 
 
 def _holds(node: cst.CSTNode, name: str) -> bool:

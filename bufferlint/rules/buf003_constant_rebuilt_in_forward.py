@@ -11,7 +11,7 @@ from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin, pin_guards_values
-from bufferlint.analysis.flow import body_statements, is_static, stored_names
+from bufferlint.analysis.flow import assignment_targets, body_statements, is_static, stored_names
 from bufferlint.analysis.factory_sizes import copies_host_data, is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
@@ -151,13 +151,14 @@ class ConstantRebuiltInForward(Rule):
        file of the run (`"torch==1.4.0"`: `persistent=` does not exist there).
     6. The class is no `ScriptModule`, has no `register_buffer` of its own, and has an `__init__`
        calling `super().__init__()`.
-    Also none for a constant shaped for the input before its move, or moved by `.cuda()` under a
-    test of the input's device (`if x.is_cuda: iden = iden.cuda()`, PointNet's transformer
-    identity): the rewrite would have to keep the shaping, or drop the branch.
     7. Something moves the module: it holds parameters, buffers or submodules (also a model its
        constructor, or a base's, loads with `encoder_cls.from_pretrained(name)`), or a module of the
        run holds it. A loss object holding none that nothing holds may never be moved, and then the
        per-call placement is what puts the constant on the input's device.
+    Also none for a constant shaped for the input before its move, moved by `.cuda()` under a
+    test of the input's device (`if x.is_cuda: iden = iden.cuda()`, PointNet's transformer
+    identity), or bound to a local that a later statement moves: the rewrite would have to keep
+    the shaping, drop the branch, or span both statements.
     """
 
     code = "BUF003"
@@ -227,8 +228,7 @@ def rebuilt_constants(facts: ForwardFacts) -> Iterator[RebuiltConstant]:
                 value = _constant_on_input_device(facts, call, site, method)
                 declined = _guarded_cuda(facts, call, site, method) if value is not None else None
                 if value is None:
-                    value = _shaped_constant(facts, call, site, method)
-                    declined = _SHAPED if value is not None else None
+                    value, declined = _shaped_constant(facts, call, site, method)
                 if value is not None and method.function and _copied_anyway(facts, value):
                     value = None  # a function has nowhere to keep it, and its data comes from the host
                 if value is not None and cache_guard(method.func, method.self_name, site.site) is not None:
@@ -264,23 +264,30 @@ def _constant_on_input_device(
 _SHAPING = frozenset("expand expand_as repeat unsqueeze squeeze view reshape flatten permute transpose contiguous".split())
 
 
-def _shaped_constant(facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod) -> Optional[cst.BaseExpression]:
-    """The constant at the root of what `call` moves to the input's device, when only shaping
-    methods given the input's sizes stand between them (`torch.eye(3).unsqueeze(0).expand(b, -1,
-    -1).to(x.device)`): the table is rebuilt and copied each call, in as many copies as the batch."""
+def _shaped_constant(
+    facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod
+) -> tuple[Optional[cst.BaseExpression], Optional[str]]:
+    """The constant at the root of what `call` moves to the input's device, and why no rewrite
+    is offered, when only shaping methods given the input's sizes stand between them
+    (`torch.eye(3).unsqueeze(0).expand(b, -1, -1).to(x.device)`: the table is rebuilt and copied
+    each call, in as many copies as the batch), or when a local bound to the constant is moved by
+    a later statement (`ct = torch.Tensor([...]).t()`, then `ct = ct.to(x.device)`)."""
     move = facts.move(call, site.state, method)
     if move is None or not _to_input(facts, move, site, method):
-        return None
+        return None, None
     subject = _bound_value(move.subject, site, method)
+    if subject is not move.subject and _is_tensor_constant(facts, subject, method, site.state):
+        return (subject, _MOVED_LATER.format(move.subject.value)) if _a_table(facts, subject, method) else (None, None)  # type: ignore[attr-defined]
     inner = subject
     while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _SHAPING:
         inner = inner.func.value
     if inner is subject or not _is_tensor_constant(facts, inner, method, site.state):
-        return None
-    return inner if _a_table(facts, inner, method) else None
+        return None, None
+    return (inner, _SHAPED) if _a_table(facts, inner, method) else (None, None)
 
 
 _SHAPED = "it is shaped for the input before the move, and a rewrite that keeps that shaping on the buffer is not offered"
+_MOVED_LATER = "it is bound to `{}` and moved by a later statement, and a rewrite across the two statements is not offered"
 
 
 def _to_input(facts: ForwardFacts, move: Move, site: Site, method: PathMethod) -> bool:
@@ -289,6 +296,8 @@ def _to_input(facts: ForwardFacts, move: Move, site: Site, method: PathMethod) -
 
 
 def _guarded_cuda(facts: ForwardFacts, call: cst.Call, site: Site, method: PathMethod) -> Optional[str]:
+    """Why no rewrite is offered for a constant `call` moves: only for `.cuda()` under `if
+    x.is_cuda:` (the one move `_to_input` takes that does not target the input by name)."""
     move = facts.move(call, site.state, method)
     if move is None or move.target is Target.INPUT:
         return None
@@ -297,15 +306,24 @@ def _guarded_cuda(facts: ForwardFacts, call: cst.Call, site: Site, method: PathM
 
 def _bound_value(subject: cst.BaseExpression, site: Site, method: PathMethod) -> cst.BaseExpression:
     """For a local the method binds once before this statement (`iden = torch.eye(3).repeat(b,
-    1)`, then `iden = iden.cuda()`), the value it was bound to; otherwise `subject` itself."""
-    if not isinstance(subject, cst.Name):
+    1)`, then `iden = iden.cuda()`), the value it was bound to; otherwise `subject` itself. The
+    local must be bound nowhere else than there and in this statement (the flow analysis's
+    `method.locals` counts loop, with and walrus targets too)."""
+    if not isinstance(subject, cst.Name) or subject.value not in method.locals:
         return subject
-    values = [
-        small.value
-        for small in (other.site.small for other in method.sites if other.site.small is not site.site.small)
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and is_name(small.targets[0].target, subject.value)
-    ]
-    return values[0] if len(values) == 1 and subject.value not in _loop_names(method) else subject
+    name = subject.value
+    earlier: list[cst.BaseExpression] = []
+    for other in method.sites:
+        small = other.site.small
+        if small is site.site.small:
+            break
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and name in {n for t in assignment_targets(small) for n in stored_names(t)}:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and is_name(small.targets[0].target, name)):
+                return subject  # bound in a way that is no single value (`a, iden = ...`, `iden += 1`)
+            earlier.append(small.value)
+    if len(earlier) != 1 or name in _loop_names(method):
+        return subject
+    return earlier[0]
 
 
 def _loop_names(method: PathMethod) -> frozenset[str]:
@@ -413,6 +431,8 @@ def _no_fix_reason(analysis: FileAnalysis, info: ClassInfo, found: RebuiltConsta
         return f"`{code_excerpt(rebinding, _SHOWN)}` binds `{local}` again before anything reads it: nothing uses the tensor, so delete the line instead"
     facts_locals = [n for n in variable_names(found.value) if n in found.method.locals and n != found.method.self_name]
     if facts_locals:
+        if isinstance(found.value, cst.Name) and found.value.value == facts_locals[0] and facts_locals[0] not in params_of(found.method.func):
+            return _MOVED_LATER.format(facts_locals[0])  # `k = torch.eye(3)`, then `k = k.to(x.device)`
         if facts_locals[0] in params_of(found.method.func):
             return (
                 f"it reads `{facts_locals[0]}`, a parameter of {found.method.name}() that every call from forward keeps "
