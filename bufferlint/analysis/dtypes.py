@@ -21,6 +21,7 @@ import libcst as cst
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.flow import assignment_targets, is_self_attr, self_name
 from bufferlint.analysis.names import Qualify, dotted_name
+from bufferlint.analysis.torch_api import SHAPING_METHODS
 from bufferlint.analysis.walk import is_name, nodes_of
 
 _COMPLEX_NAMES = frozenset("polar view_as_complex cfloat cdouble chalf complex32 complex64 complex128".split())
@@ -435,7 +436,7 @@ def kernel_only(attr: str, qualify: Qualify, methods: Iterable[cst.FunctionDef])
 # Factories whose every element is 0 or 1, and the methods that only reshape or cast what they get.
 _UNIT_FACTORIES = frozenset("torch.zeros torch.ones torch.eye torch.zeros_like torch.ones_like".split())
 _LITERAL_FACTORIES = frozenset("torch.tensor torch.as_tensor torch.Tensor torch.FloatTensor".split())
-_SHAPING_METHODS = _RESHAPES | {"float", "expand", "repeat"}
+_SHAPING_METHODS = _RESHAPES | SHAPING_METHODS | {"float"}
 
 
 def exact_in_every_float(value: cst.BaseExpression, qualify: Qualify) -> bool:

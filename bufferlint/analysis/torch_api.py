@@ -70,6 +70,9 @@ TENSOR_ATTRIBUTES = frozenset("T mT H mH real imag data grad".split())
 # Tensor methods that only move a tensor between devices (BUF002 looks for these on attributes).
 DEVICE_MOVE_METHODS = frozenset("to cuda cpu type_as".split())
 
+# Tensor methods that only shape a tensor (a view, or a copy of its elements), keeping its values.
+SHAPING_METHODS = frozenset("expand expand_as repeat unsqueeze squeeze view reshape flatten permute transpose contiguous".split())
+
 # Libraries whose functions take tensors and give back tensors where they found them
 # (`einops.repeat(t, ...)`, `kornia.filters.blur(x, ...)`), as torch's own functions do.
 TENSOR_LIBRARIES = frozenset(

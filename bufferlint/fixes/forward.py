@@ -143,8 +143,9 @@ def mutated_in_place(func: cst.FunctionDef, name: str, after: Optional[cst.CSTNo
 
 
 def escapes(func: cst.FunctionDef, name: str) -> bool:
-    """`name` leaves the call: returned, put in a container, stored on an object or appended
-    somewhere. A hoisted buffer would then be one tensor that every call's result shares."""
+    """`name` leaves the call: returned, put in a container (not a list only a torch call reads,
+    `torch.cat([name, pad])`), stored on an object or appended somewhere. A hoisted buffer would
+    then be one tensor that every call's result shares."""
     consumed = _joined_by_torch(func)
     for node in iter_nodes(func.body):
         if isinstance(node, cst.Return) and node.value is not None and _holds(node.value, name):

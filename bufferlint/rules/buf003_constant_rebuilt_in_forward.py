@@ -16,6 +16,7 @@ from bufferlint.analysis.factory_sizes import copies_host_data, is_zero_dim, sca
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
 from bufferlint.analysis.tensors import TensorInference
+from bufferlint.analysis.torch_api import SHAPING_METHODS
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
@@ -260,8 +261,6 @@ def _constant_on_input_device(
     return value if facts.is_constant(value, method) and not _trivial(facts, value) else None
 
 
-# Tensor methods that only shape a tensor for the call (a view, or a copy of its elements).
-_SHAPING = frozenset("expand expand_as repeat unsqueeze squeeze view reshape flatten permute transpose contiguous".split())
 
 
 def _shaped_constant(
@@ -279,7 +278,7 @@ def _shaped_constant(
     if subject is not move.subject and _is_tensor_constant(facts, subject, method, site.state):
         return (subject, _MOVED_LATER.format(move.subject.value)) if _a_table(facts, subject, method) else (None, None)  # type: ignore[attr-defined]
     inner = subject
-    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _SHAPING:
+    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in SHAPING_METHODS:
         inner = inner.func.value
     if inner is subject or not _is_tensor_constant(facts, inner, method, site.state):
         return None, None
