@@ -20,7 +20,7 @@ import libcst as cst
 from bufferlint.analysis import torch_api
 from bufferlint.analysis.classes import AttrAssignment, ClassInfo
 from bufferlint.analysis.flow import body_statements, is_self_attr, self_name
-from bufferlint.analysis.intent import method_reads
+from bufferlint.analysis.intent import init_time_methods, method_reads
 from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
 from bufferlint.analysis.walk import is_name, nodes_of, visit_in_order
@@ -343,3 +343,35 @@ def _string_index(node: cst.Subscript) -> Optional[str]:
     if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
         return value.evaluated_value
     return None
+
+
+def updated_after_construction(info: ClassInfo, attr: str) -> Optional[str]:
+    """The method that writes into `self.<attr>` in place after construction (`self.m.data =
+    v`, `self.m.data.copy_(v)`, `self.m.mul_(b)`, `self.m[k] = v`): the frozen Parameter holds
+    state the class keeps up to date (running statistics), not a constant."""
+    init_time = init_time_methods(info)
+    for name, func in info.methods.items():  # in the order the class defines them
+        me = self_name(func)
+        if name in init_time or me is None:
+            continue
+        for node in nodes_of(func.body, (cst.AssignTarget, cst.AugAssign, cst.Call)):
+            if isinstance(node, cst.Call):
+                written = node.func.value if isinstance(node.func, cst.Attribute) and _in_place(node.func.attr.value) else None
+            elif isinstance(node, cst.AssignTarget):  # an item or `.data`: `self.m = ...` replaces it instead
+                written = node.target if not is_self_attr(node.target, me) else None
+            else:
+                written = node.target if isinstance(node, cst.AugAssign) else None
+            if written is not None and _names_own(written, me, attr):
+                return name
+    return None
+
+
+def _in_place(method: str) -> bool:
+    return method.endswith("_") and not method.endswith("__")
+
+
+def _names_own(node: cst.BaseExpression, me: str, attr: str) -> bool:
+    """`self.<attr>`, or an item or the `.data` of it."""
+    while isinstance(node, cst.Subscript) or (isinstance(node, cst.Attribute) and node.attr.value == "data"):
+        node = node.value
+    return is_self_attr(node, me, attr)

@@ -23,6 +23,7 @@ from bufferlint.analysis.parameters import (
     quantized_slot,
     related_classes,
     unread,
+    updated_after_construction,
 )
 from bufferlint.fixes.misuse import parameter_to_buffer
 from bufferlint.model import Finding, Fix
@@ -36,7 +37,9 @@ class FrozenParameterRule(Rule):
     A parameter that never requires grad is a constant dressed as a weight: it sits in
     `parameters()`, so every optimizer built from them carries it (and its state), weight decay
     and gradient clipping loop over it, and parameter counts include it. A buffer says what it
-    is: moved, cast and saved with the module, never trained.
+    is: moved, cast and saved with the module, never trained. Running statistics the class updates
+    in place after construction (`self.mean.data = ...`, `self.var.mul_(m)`) are no constant, and
+    the message says so, but they are a buffer's job just the same (BatchNorm keeps its own there).
 
     ## Example
     ```python
@@ -239,10 +242,9 @@ class FrozenParameterRule(Rule):
         self, analysis: FileAnalysis, info: ClassInfo, parameter: FrozenParameter, frozen: list[FrozenParameter]
     ) -> Finding:
         attr = parameter.attr
-        message = (
-            f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: "
-            f"{_kept_as(analysis)}; register it as a buffer"
-        )
+        updated = updated_after_construction(info, attr)
+        kept = _kept_as(analysis) if updated is None else _kept_as(analysis).replace("a constant", f"state {updated}() updates in place, kept", 1)
+        message = f"`{attr}` is an nn.Parameter with requires_grad=False that nothing in the class unfreezes: {kept}; register it as a buffer"
         blocker = (
             _fix_blocker(analysis, info, parameter, frozen)
             or _grad_blocker(analysis, info, parameter)
