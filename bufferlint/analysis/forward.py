@@ -24,12 +24,12 @@ from bufferlint.analysis.moved_attrs import is_container
 from bufferlint.analysis.factory_sizes import is_zero_dim, static_numel
 from bufferlint.analysis.item_changes import ItemChanges, item_changes
 from bufferlint.analysis.file import FileAnalysis
-from bufferlint.analysis.flow import StatementSite, branch_holding, is_static, iter_all_statements, iter_sites, self_name, stored_names
+from bufferlint.analysis.flow import StatementSite, assignment_targets, branch_holding, is_static, iter_all_statements, iter_sites, self_name, stored_names
 from bufferlint.analysis.names import dotted_name
 from bufferlint.analysis.path_functions import path_function
 from bufferlint.analysis.tensors import TensorInference, is_none
 from bufferlint.analysis.torch_api import NON_TENSOR_METHODS, is_tensor_library
-from bufferlint.analysis.walk import nodes_of, variable_names
+from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 
 # torch factories that take `device=` and otherwise build their tensor on the default (CPU) device.
 FACTORIES = frozenset(
@@ -944,6 +944,26 @@ def params_of(func: cst.FunctionDef) -> frozenset[str]:
 
 def _starred_params(func: cst.FunctionDef) -> set[str]:
     return {star.name.value for star in (func.params.star_arg, func.params.star_kwarg) if isinstance(star, cst.Param)}
+
+
+def value_bound_before(subject: cst.BaseExpression, site: Site, method: PathMethod) -> cst.BaseExpression:
+    """For a local that the statements of the method before `site` bind exactly once, by a plain
+    assignment (`iden = torch.eye(3).repeat(b, 1)`, then `iden = iden.cuda()` at `site`), and no
+    loop binds: the value it was bound to; otherwise `subject` itself."""
+    if not isinstance(subject, cst.Name) or subject.value not in method.locals:
+        return subject
+    name = subject.value
+    earlier: list[cst.BaseExpression] = []
+    for other in method.sites:
+        small = other.site.small
+        if small is site.site.small:
+            break
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and name in {n for t in assignment_targets(small) for n in stored_names(t)}:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and is_name(small.targets[0].target, name)):
+                return subject  # bound in a way that is no single value (`a, iden = ...`, `iden += 1`)
+            earlier.append(small.value)
+    loops = {bound for loop in nodes_of(method.func.body, cst.For) for bound in stored_names(loop.target)}
+    return earlier[0] if len(earlier) == 1 and name not in loops else subject
 
 
 def given_arguments(callee: cst.FunctionDef, call: cst.Call, slots: int = 0) -> dict[str, cst.BaseExpression]:

@@ -57,7 +57,7 @@ from bufferlint.analysis.grad import asks_for_grad
 from bufferlint.analysis.init_order import prior_binding
 from bufferlint.analysis.intent import Family
 from bufferlint.analysis.names import dotted_name
-from bufferlint.analysis.walk import callee_name, is_name, iter_nodes, nodes_of
+from bufferlint.analysis.walk import callee_name, is_in_place_name, is_name, iter_nodes, nodes_of
 
 # Attributes torch.nn layers own already, or that torch.nn.utils adds to them (weight_norm,
 # spectral_norm, pruning, fake quantization): registering a buffer of that name raises KeyError.
@@ -687,8 +687,7 @@ def _changed_in_place(node: cst.CSTNode, attr: str) -> bool:
             return True
     for call in nodes_of(node, cst.Call):
         func = call.func
-        name = callee_name(call)
-        if not name.endswith("_") or name.endswith("__"):
+        if not is_in_place_name(callee_name(call)):
             continue
         receiver = func.value if isinstance(func, cst.Attribute) else None
         while isinstance(receiver, cst.Subscript):

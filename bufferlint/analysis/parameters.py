@@ -23,7 +23,7 @@ from bufferlint.analysis.flow import body_statements, is_self_attr, self_name
 from bufferlint.analysis.intent import init_time_methods, method_reads
 from bufferlint.analysis.grad import argument, argument_keyword, is_literal, requires_grad_flag
 from bufferlint.analysis.tensors import TensorInference
-from bufferlint.analysis.walk import is_name, nodes_of, visit_in_order
+from bufferlint.analysis.walk import is_in_place_name, is_name, nodes_of, visit_in_order
 
 # Methods of a module whose results reach its own parameters (`children()` does not: it yields
 # submodules, whose parameters are not the class's own).
@@ -356,7 +356,7 @@ def updated_after_construction(info: ClassInfo, attr: str) -> Optional[str]:
             continue
         for node in nodes_of(func.body, (cst.AssignTarget, cst.AugAssign, cst.Call)):
             if isinstance(node, cst.Call):
-                written = node.func.value if isinstance(node.func, cst.Attribute) and _in_place(node.func.attr.value) else None
+                written = node.func.value if isinstance(node.func, cst.Attribute) and is_in_place_name(node.func.attr.value) else None
             elif isinstance(node, cst.AssignTarget):  # an item or `.data`: `self.m = ...` replaces it instead
                 written = node.target if not is_self_attr(node.target, me) else None
             else:
@@ -364,10 +364,6 @@ def updated_after_construction(info: ClassInfo, attr: str) -> Optional[str]:
             if written is not None and _names_own(written, me, attr):
                 return name
     return None
-
-
-def _in_place(method: str) -> bool:
-    return method.endswith("_") and not method.endswith("__")
 
 
 def _names_own(node: cst.BaseExpression, me: str, attr: str) -> bool:

@@ -140,6 +140,11 @@ def _text_only(field: "dataclasses.Field[object]") -> bool:
     return field.type is str or typing.get_origin(field.type) is typing.Literal
 
 
+def is_in_place_name(name: str) -> bool:
+    """`add_`, `normal_`: torch's trailing underscore for an op that changes its operand (not `__init__`)."""
+    return name.endswith("_") and not name.endswith("__")
+
+
 def callee_name(call: cst.Call) -> str:
     """`x.view(...)` -> "view", `zeros(...)` -> "zeros", anything else -> ""."""
     func = call.func

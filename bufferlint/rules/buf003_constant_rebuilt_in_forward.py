@@ -11,7 +11,7 @@ from bufferlint.analysis.attributes import class_attributes
 from bufferlint.analysis.cache_guards import cache_guard
 from bufferlint.analysis.classes import ClassInfo
 from bufferlint.analysis.dtypes import dtype_pin, pin_guards_values
-from bufferlint.analysis.flow import assignment_targets, body_statements, is_static, stored_names
+from bufferlint.analysis.flow import body_statements, is_static
 from bufferlint.analysis.factory_sizes import copies_host_data, is_zero_dim, scalar_names, static_numel
 from bufferlint.analysis.file import FileAnalysis
 from bufferlint.analysis.names import code_excerpt
@@ -20,7 +20,7 @@ from bufferlint.analysis.torch_api import SHAPING_METHODS
 from bufferlint.analysis.walk import is_name, nodes_of, variable_names
 from bufferlint.analysis.intent import given_device
 from bufferlint.analysis.unmoved import moved_with_users
-from bufferlint.analysis.forward import FlowState, ForwardFacts, Move, PathMethod, Site, Target, calls_in, forward_facts, may_hold_move, params_of
+from bufferlint.analysis.forward import FlowState, ForwardFacts, Move, PathMethod, Site, Target, calls_in, value_bound_before, forward_facts, may_hold_move, params_of
 from bufferlint.fixes.apply import subtree_ids
 from bufferlint.fixes.forward import escapes, fresh_name, hoist_edit, mutated_in_place, self_attribute, without_keyword
 from bufferlint.model import Applicability, Finding, Fix, Replace
@@ -274,7 +274,7 @@ def _shaped_constant(
     move = facts.move(call, site.state, method)
     if move is None or not _to_input(facts, move, site, method):
         return None, None
-    subject = _bound_value(move.subject, site, method)
+    subject = value_bound_before(move.subject, site, method)
     if subject is not move.subject and _is_tensor_constant(facts, subject, method, site.state):
         return (subject, _MOVED_LATER.format(move.subject.value)) if _a_table(facts, subject, method) else (None, None)  # type: ignore[attr-defined]
     inner = subject
@@ -301,32 +301,6 @@ def _guarded_cuda(facts: ForwardFacts, call: cst.Call, site: Site, method: PathM
     if move is None or move.target is Target.INPUT:
         return None
     return "it is moved by `.cuda()` under a test of the input's device, and a rewrite that drops that branch is not offered"
-
-
-def _bound_value(subject: cst.BaseExpression, site: Site, method: PathMethod) -> cst.BaseExpression:
-    """For a local the method binds once before this statement (`iden = torch.eye(3).repeat(b,
-    1)`, then `iden = iden.cuda()`), the value it was bound to; otherwise `subject` itself. The
-    local must be bound nowhere else than there and in this statement (the flow analysis's
-    `method.locals` counts loop, with and walrus targets too)."""
-    if not isinstance(subject, cst.Name) or subject.value not in method.locals:
-        return subject
-    name = subject.value
-    earlier: list[cst.BaseExpression] = []
-    for other in method.sites:
-        small = other.site.small
-        if small is site.site.small:
-            break
-        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and name in {n for t in assignment_targets(small) for n in stored_names(t)}:
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and is_name(small.targets[0].target, name)):
-                return subject  # bound in a way that is no single value (`a, iden = ...`, `iden += 1`)
-            earlier.append(small.value)
-    if len(earlier) != 1 or name in _loop_names(method):
-        return subject
-    return earlier[0]
-
-
-def _loop_names(method: PathMethod) -> frozenset[str]:
-    return frozenset(name for loop in nodes_of(method.func.body, cst.For) for name in stored_names(loop.target))
 
 
 def _a_table(facts: ForwardFacts, constant: cst.BaseExpression, method: PathMethod) -> bool:
